@@ -1,0 +1,42 @@
+//! The `ftw` command: argument parsing and dispatch. The work is done by the `ftw`
+//! library; this crate only wires options and formats output.
+
+mod find;
+mod output;
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// ftw (file tree walk): list, find, remove and measure whole directory trees, through
+/// directory handles, with only the system calls the work needs.
+#[derive(Parser)]
+#[command(name = "ftw", version, about, long_about = None)]
+#[command(after_help = "Run 'ftw <COMMAND> --help' for the options and examples of a command.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Find(find::FindArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Find(args) => find::run(args),
+    }
+}
+
+/// Reports `ftw: PATH: reason` on standard error, the path's bytes as they are.
+pub fn report(path: &[u8], reason: &str) {
+    let mut line = Vec::with_capacity(path.len() + reason.len() + 8);
+    line.extend_from_slice(b"ftw: ");
+    line.extend_from_slice(path);
+    line.extend_from_slice(b": ");
+    line.extend_from_slice(reason.as_bytes());
+    line.push(b'\n');
+    let _ = std::io::stderr().lock().write_all(&line);
+}

@@ -1,0 +1,23 @@
+//! ftw: file tree walking through directory handles.
+//!
+//! - [`sys`]: the only module that talks to the kernel (`openat`, `getdents64`, `statx`,
+//!   `unlinkat` on Linux; `std::fs` elsewhere).
+//! - [`walk`]: traversal of whole trees, depth first, with a bounded number of open
+//!   handles and no recursion.
+//!
+//! ```
+//! let tmp = tempfile::tempdir()?;
+//! std::fs::write(tmp.path().join("hello"), b"world")?;
+//! let names: Vec<_> = ftw::walk::WalkBuilder::new(tmp.path())
+//!     .min_depth(1)
+//!     .build()
+//!     .map(|e| e.unwrap().into_path())
+//!     .collect();
+//! assert_eq!(names, vec![tmp.path().join("hello")]);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod sys;
+pub mod walk;

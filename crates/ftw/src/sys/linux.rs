@@ -1,0 +1,216 @@
+//! Linux: `openat`, `getdents64`, `statx` and `unlinkat` through `rustix`.
+
+use super::{DEFAULT_DIR_BUF, FileType, Metadata, RawEntry, StatMask, is_dot};
+use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, RawDir, StatxFlags};
+use std::ffi::CStr;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+
+/// An open directory: an owned file descriptor opened with `O_DIRECTORY | O_CLOEXEC`.
+/// Closed when dropped.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+}
+
+/// A reusable buffer for [`Dir::read_entries`]: entries are decoded in place, so one
+/// buffer serves every directory a thread reads.
+pub struct DirBuf {
+    buf: Vec<MaybeUninit<u8>>,
+}
+
+impl DirBuf {
+    /// A buffer of [`DEFAULT_DIR_BUF`] bytes.
+    pub fn new() -> DirBuf {
+        DirBuf::with_capacity(DEFAULT_DIR_BUF)
+    }
+
+    /// A buffer of `size` bytes (at least 1 KiB, so that any entry fits).
+    pub fn with_capacity(size: usize) -> DirBuf {
+        let mut buf = Vec::with_capacity(size.max(1024));
+        buf.resize(size.max(1024), MaybeUninit::uninit());
+        DirBuf { buf }
+    }
+}
+
+impl Default for DirBuf {
+    fn default() -> Self {
+        DirBuf::new()
+    }
+}
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC);
+
+fn cvt(e: rustix::io::Errno) -> io::Error {
+    io::Error::from_raw_os_error(e.raw_os_error())
+}
+
+impl Dir {
+    /// Opens the directory at `path` (relative to the working directory), following a
+    /// symbolic link there.
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let fd = rfs::openat(CWD, path, DIR_FLAGS, Mode::empty()).map_err(cvt)?;
+        Ok(Dir { fd })
+    }
+
+    /// Opens the directory at `path`, failing (`ELOOP` or `ENOTDIR`) if its last
+    /// component is a symbolic link.
+    pub fn open_nofollow(path: &Path) -> io::Result<Dir> {
+        let fd =
+            rfs::openat(CWD, path, DIR_FLAGS | OFlags::NOFOLLOW, Mode::empty()).map_err(cvt)?;
+        Ok(Dir { fd })
+    }
+
+    /// Opens the subdirectory `name` of this directory. A symbolic link is not followed:
+    /// it fails with `ELOOP` or `ENOTDIR`.
+    pub fn open_at(&self, name: &CStr) -> io::Result<Dir> {
+        let fd = rfs::openat(&self.fd, name, DIR_FLAGS | OFlags::NOFOLLOW, Mode::empty())
+            .map_err(cvt)?;
+        Ok(Dir { fd })
+    }
+
+    /// Opens the subdirectory `name`, following it if it is a symbolic link.
+    pub fn open_at_follow(&self, name: &CStr) -> io::Result<Dir> {
+        let fd = rfs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()).map_err(cvt)?;
+        Ok(Dir { fd })
+    }
+
+    /// Reads every entry of the directory (but `.` and `..`) into `buf` with
+    /// `getdents64`, calling `f` for each; nothing is allocated per entry. The read
+    /// position is not rewound: call it once per opened directory.
+    pub fn read_entries<F>(&self, buf: &mut DirBuf, mut f: F) -> io::Result<()>
+    where
+        F: FnMut(RawEntry<'_>),
+    {
+        let mut raw = RawDir::new(&self.fd, &mut buf.buf);
+        while let Some(item) = raw.next() {
+            let e = item.map_err(cvt)?;
+            let name = e.file_name();
+            if is_dot(name.to_bytes()) {
+                continue;
+            }
+            f(RawEntry {
+                name,
+                file_type: file_type_of(e.file_type()),
+                ino: e.ino(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Metadata of the entry `name` of this directory (`statx` relative to it, with
+    /// `AT_STATX_DONT_SYNC` and only the fields in `mask`; `fstatat` where `statx` is
+    /// missing). With `follow`, a symbolic link is followed.
+    pub fn stat_at(&self, name: &CStr, mask: StatMask, follow: bool) -> io::Result<Metadata> {
+        let flags = if follow {
+            AtFlags::empty()
+        } else {
+            AtFlags::SYMLINK_NOFOLLOW
+        };
+        stat_impl(self.fd.as_fd(), name, flags, mask)
+    }
+
+    /// Metadata of this directory itself.
+    pub fn stat(&self, mask: StatMask) -> io::Result<Metadata> {
+        stat_impl(self.fd.as_fd(), c"", AtFlags::EMPTY_PATH, mask)
+    }
+
+    /// Removes the non-directory entry `name` of this directory (`unlinkat`).
+    pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
+        rfs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(cvt)
+    }
+
+    /// Removes the empty subdirectory `name` (`unlinkat` with `AT_REMOVEDIR`).
+    pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
+        rfs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR).map_err(cvt)
+    }
+}
+
+impl AsFd for Dir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// Metadata of the file at `path` (relative to the working directory); with `follow`,
+/// a symbolic link there is followed.
+pub fn stat_path(path: &Path, mask: StatMask, follow: bool) -> io::Result<Metadata> {
+    let flags = if follow {
+        AtFlags::empty()
+    } else {
+        AtFlags::SYMLINK_NOFOLLOW
+    };
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    stat_impl(CWD, &c, flags, mask)
+}
+
+fn stat_impl(
+    fd: BorrowedFd<'_>,
+    name: &CStr,
+    flags: AtFlags,
+    mask: StatMask,
+) -> io::Result<Metadata> {
+    let mut want = StatxFlags::TYPE | StatxFlags::INO;
+    if mask.contains(StatMask::SIZE) {
+        want |= StatxFlags::SIZE;
+    }
+    if mask.contains(StatMask::BLOCKS) {
+        want |= StatxFlags::BLOCKS;
+    }
+    if mask.contains(StatMask::NLINK) {
+        want |= StatxFlags::NLINK;
+    }
+    if mask.contains(StatMask::MODE) {
+        want |= StatxFlags::MODE;
+    }
+    match rfs::statx(fd, name, flags | AtFlags::STATX_DONT_SYNC, want) {
+        Ok(st) => Ok(Metadata {
+            file_type: Some(FileType::from_mode(u32::from(st.stx_mode))),
+            dev: rfs::makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            size: st.stx_size,
+            blocks: st.stx_blocks,
+            nlink: u64::from(st.stx_nlink),
+            mode: u32::from(st.stx_mode),
+        }),
+        // No statx (old kernels, some sandboxes): the classic call answers the same.
+        Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
+            let st = rfs::statat(fd, name, flags).map_err(cvt)?;
+            #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+            Ok(Metadata {
+                file_type: Some(FileType::from_mode(st.st_mode as u32)),
+                dev: st.st_dev as u64,
+                ino: st.st_ino as u64,
+                size: st.st_size as u64,
+                blocks: st.st_blocks as u64,
+                nlink: st.st_nlink as u64,
+                mode: st.st_mode as u32,
+            })
+        }
+        Err(e) => Err(cvt(e)),
+    }
+}
+
+fn file_type_of(t: rfs::FileType) -> FileType {
+    match t {
+        rfs::FileType::RegularFile => FileType::File,
+        rfs::FileType::Directory => FileType::Dir,
+        rfs::FileType::Symlink => FileType::Symlink,
+        rfs::FileType::BlockDevice => FileType::BlockDevice,
+        rfs::FileType::CharacterDevice => FileType::CharDevice,
+        rfs::FileType::Fifo => FileType::Fifo,
+        rfs::FileType::Socket => FileType::Socket,
+        _ => FileType::Unknown,
+    }
+}
+
+/// The soft limit on open file descriptors (`RLIMIT_NOFILE`), if there is one.
+pub fn fd_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile).current
+}

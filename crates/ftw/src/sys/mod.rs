@@ -1,0 +1,191 @@
+//! The one module that talks to the operating system.
+//!
+//! Everything above `sys` works through an owned directory handle, [`Dir`], and names
+//! relative to it: a directory is opened relative to its parent ([`Dir::open_at`]), its
+//! entries are read into a caller-owned [`DirBuf`] with no allocation per entry
+//! ([`Dir::read_entries`]), metadata is asked for relative to the directory with only the
+//! fields needed ([`Dir::stat_at`]), and entries are removed relative to it
+//! ([`Dir::unlink_at`], [`Dir::remove_dir_at`]). No full path is ever resolved from the
+//! root, so depth and `PATH_MAX` are no obstacle.
+//!
+//! On Linux this is a thin layer over `rustix` (`openat`, `getdents64`, `statx`,
+//! `unlinkat`). Every other target compiles a portable fallback on `std::fs` with the
+//! same API; it is correct but not fast.
+//!
+//! # Example
+//!
+//! ```
+//! use ftw::sys::{Dir, DirBuf, FileType};
+//!
+//! let tmp = tempfile::tempdir()?;
+//! std::fs::create_dir(tmp.path().join("sub"))?;
+//! std::fs::write(tmp.path().join("sub/file"), b"x")?;
+//!
+//! let root = Dir::open(tmp.path())?;
+//! let sub = root.open_at(c"sub")?;
+//! let mut buf = DirBuf::new();
+//! let mut names = Vec::new();
+//! sub.read_entries(&mut buf, |e| names.push((e.name().to_bytes().to_vec(), e.file_type())))?;
+//! assert_eq!(names, vec![(b"file".to_vec(), FileType::File)]);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::ffi::CStr;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub use linux::*;
+
+#[cfg(not(target_os = "linux"))]
+mod portable;
+#[cfg(not(target_os = "linux"))]
+pub use portable::*;
+
+/// The size of a [`DirBuf`] made by [`DirBuf::new`]: 64 KiB, enough for most
+/// directories in one `getdents64` call.
+pub const DEFAULT_DIR_BUF: usize = 64 * 1024;
+
+/// The type of a file, as a directory entry (`d_type`) or `stat` tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileType {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link.
+    Symlink,
+    /// A block device.
+    BlockDevice,
+    /// A character device.
+    CharDevice,
+    /// A named pipe.
+    Fifo,
+    /// A socket.
+    Socket,
+    /// The file system did not say (`DT_UNKNOWN`): ask [`Dir::stat_at`].
+    Unknown,
+}
+
+impl FileType {
+    /// The type encoded in the `S_IFMT` bits of a `st_mode`.
+    ///
+    /// ```
+    /// use ftw::sys::FileType;
+    /// assert_eq!(FileType::from_mode(0o040755), FileType::Dir);
+    /// assert_eq!(FileType::from_mode(0o100644), FileType::File);
+    /// ```
+    pub fn from_mode(mode: u32) -> FileType {
+        match mode & 0o170000 {
+            0o100000 => FileType::File,
+            0o040000 => FileType::Dir,
+            0o120000 => FileType::Symlink,
+            0o060000 => FileType::BlockDevice,
+            0o020000 => FileType::CharDevice,
+            0o010000 => FileType::Fifo,
+            0o140000 => FileType::Socket,
+            _ => FileType::Unknown,
+        }
+    }
+
+    /// Whether this is [`FileType::Dir`].
+    pub fn is_dir(self) -> bool {
+        self == FileType::Dir
+    }
+
+    /// Whether this is [`FileType::Symlink`].
+    pub fn is_symlink(self) -> bool {
+        self == FileType::Symlink
+    }
+}
+
+/// Which fields [`Dir::stat_at`] must fill. The kernel may skip the work for the others
+/// (`statx` mask); the file type, device and inode are always filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct StatMask(u8);
+
+impl StatMask {
+    /// Type, device and inode only: the cheapest question.
+    pub const TYPE: StatMask = StatMask(0);
+    /// Also the size in bytes.
+    pub const SIZE: StatMask = StatMask(1);
+    /// Also the allocated blocks (512-byte units).
+    pub const BLOCKS: StatMask = StatMask(2);
+    /// Also the link count.
+    pub const NLINK: StatMask = StatMask(4);
+    /// Also the permission bits.
+    pub const MODE: StatMask = StatMask(8);
+    /// Every field of [`Metadata`].
+    pub const ALL: StatMask = StatMask(15);
+
+    /// Whether every field of `other` is in `self`.
+    pub fn contains(self, other: StatMask) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for StatMask {
+    type Output = StatMask;
+    fn bitor(self, rhs: StatMask) -> StatMask {
+        StatMask(self.0 | rhs.0)
+    }
+}
+
+/// What [`Dir::stat_at`] and [`Dir::stat`] return. Fields not asked for in the
+/// [`StatMask`] may be zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Metadata {
+    /// The file's type.
+    pub file_type: Option<FileType>,
+    /// The device the file is on.
+    pub dev: u64,
+    /// The inode number.
+    pub ino: u64,
+    /// Size in bytes (with [`StatMask::SIZE`]).
+    pub size: u64,
+    /// Allocated 512-byte blocks (with [`StatMask::BLOCKS`]).
+    pub blocks: u64,
+    /// Hard link count (with [`StatMask::NLINK`]).
+    pub nlink: u64,
+    /// Permission and type bits (with [`StatMask::MODE`]).
+    pub mode: u32,
+}
+
+impl Metadata {
+    /// The file type, [`FileType::Unknown`] when the system did not say.
+    pub fn file_type(&self) -> FileType {
+        self.file_type.unwrap_or(FileType::Unknown)
+    }
+}
+
+/// One entry read from a directory by [`Dir::read_entries`]: it borrows the read buffer,
+/// so nothing is allocated for it.
+#[derive(Clone, Copy, Debug)]
+pub struct RawEntry<'a> {
+    name: &'a CStr,
+    file_type: FileType,
+    ino: u64,
+}
+
+impl<'a> RawEntry<'a> {
+    /// The entry's name, exactly the bytes on disk (never `.` or `..`).
+    pub fn name(&self) -> &'a CStr {
+        self.name
+    }
+
+    /// The type the directory entry tells (`d_type`); [`FileType::Unknown`] where the
+    /// file system does not fill it in.
+    pub fn file_type(&self) -> FileType {
+        self.file_type
+    }
+
+    /// The inode number (`d_ino`).
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+}
+
+/// Whether `name` is `.` or `..`.
+fn is_dot(name: &[u8]) -> bool {
+    name == b"." || name == b".."
+}

@@ -1,0 +1,207 @@
+//! Every target but Linux: the same API on `std::fs`. A [`Dir`] remembers its path and
+//! each call resolves a path from it; correct, not fast, and not free of races.
+
+use super::{FileType, Metadata, RawEntry, StatMask, is_dot};
+use std::ffi::{CStr, CString, OsStr};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// An open directory (here: its path, checked to be a directory when opened).
+#[derive(Debug)]
+pub struct Dir {
+    path: PathBuf,
+}
+
+/// A reusable buffer for [`Dir::read_entries`].
+pub struct DirBuf {
+    names: Vec<(CString, FileType, u64)>,
+}
+
+impl DirBuf {
+    /// A new buffer.
+    pub fn new() -> DirBuf {
+        DirBuf { names: Vec::new() }
+    }
+
+    /// A new buffer (the size is only a hint here).
+    pub fn with_capacity(_size: usize) -> DirBuf {
+        DirBuf::new()
+    }
+}
+
+impl Default for DirBuf {
+    fn default() -> Self {
+        DirBuf::new()
+    }
+}
+
+fn name_path(name: &CStr) -> &Path {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Path::new(OsStr::from_bytes(name.to_bytes()))
+    }
+    #[cfg(not(unix))]
+    {
+        Path::new(name.to_str().unwrap_or("\u{fffd}"))
+    }
+}
+
+fn os_bytes(name: &OsStr) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        name.as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        name.to_string_lossy().into_owned().into_bytes()
+    }
+}
+
+fn type_of(t: fs::FileType) -> FileType {
+    if t.is_dir() {
+        FileType::Dir
+    } else if t.is_file() {
+        FileType::File
+    } else if t.is_symlink() {
+        FileType::Symlink
+    } else {
+        FileType::Unknown
+    }
+}
+
+fn meta(m: fs::Metadata) -> Metadata {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Metadata {
+            file_type: Some(FileType::from_mode(m.mode())),
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            blocks: m.blocks(),
+            nlink: m.nlink(),
+            mode: m.mode(),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        Metadata {
+            file_type: Some(type_of(m.file_type())),
+            size: m.len(),
+            blocks: m.len().div_ceil(512),
+            nlink: 1,
+            ..Metadata::default()
+        }
+    }
+}
+
+fn open_checked(path: PathBuf, follow: bool) -> io::Result<Dir> {
+    let m = if follow {
+        fs::metadata(&path)?
+    } else {
+        fs::symlink_metadata(&path)?
+    };
+    if !m.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "Not a directory",
+        ));
+    }
+    Ok(Dir { path })
+}
+
+impl Dir {
+    /// Opens the directory at `path`, following a symbolic link there.
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        open_checked(path.to_path_buf(), true)
+    }
+
+    /// Opens the directory at `path`, failing if it is a symbolic link.
+    pub fn open_nofollow(path: &Path) -> io::Result<Dir> {
+        open_checked(path.to_path_buf(), false)
+    }
+
+    /// Opens the subdirectory `name`, not following a symbolic link.
+    pub fn open_at(&self, name: &CStr) -> io::Result<Dir> {
+        open_checked(self.path.join(name_path(name)), false)
+    }
+
+    /// Opens the subdirectory `name`, following a symbolic link.
+    pub fn open_at_follow(&self, name: &CStr) -> io::Result<Dir> {
+        open_checked(self.path.join(name_path(name)), true)
+    }
+
+    /// Reads every entry of the directory (but `.` and `..`), calling `f` for each.
+    pub fn read_entries<F>(&self, buf: &mut DirBuf, mut f: F) -> io::Result<()>
+    where
+        F: FnMut(RawEntry<'_>),
+    {
+        buf.names.clear();
+        for e in fs::read_dir(&self.path)? {
+            let e = e?;
+            let name = os_bytes(&e.file_name());
+            if is_dot(&name) {
+                continue;
+            }
+            let t = e.file_type().map(type_of).unwrap_or(FileType::Unknown);
+            #[cfg(unix)]
+            let ino = std::os::unix::fs::DirEntryExt::ino(&e);
+            #[cfg(not(unix))]
+            let ino = 0;
+            let name = CString::new(name).map_err(io::Error::other)?;
+            buf.names.push((name, t, ino));
+        }
+        for (name, file_type, ino) in &buf.names {
+            f(RawEntry {
+                name,
+                file_type: *file_type,
+                ino: *ino,
+            });
+        }
+        Ok(())
+    }
+
+    /// Metadata of the entry `name`; with `follow`, a symbolic link is followed.
+    pub fn stat_at(&self, name: &CStr, _mask: StatMask, follow: bool) -> io::Result<Metadata> {
+        let p = self.path.join(name_path(name));
+        let m = if follow {
+            fs::metadata(p)?
+        } else {
+            fs::symlink_metadata(p)?
+        };
+        Ok(meta(m))
+    }
+
+    /// Metadata of this directory itself.
+    pub fn stat(&self, _mask: StatMask) -> io::Result<Metadata> {
+        Ok(meta(fs::metadata(&self.path)?))
+    }
+
+    /// Removes the non-directory entry `name`.
+    pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
+        fs::remove_file(self.path.join(name_path(name)))
+    }
+
+    /// Removes the empty subdirectory `name`.
+    pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
+        fs::remove_dir(self.path.join(name_path(name)))
+    }
+}
+
+/// Metadata of the file at `path`; with `follow`, a symbolic link there is followed.
+pub fn stat_path(path: &Path, _mask: StatMask, follow: bool) -> io::Result<Metadata> {
+    let m = if follow {
+        fs::metadata(path)?
+    } else {
+        fs::symlink_metadata(path)?
+    };
+    Ok(meta(m))
+}
+
+/// The limit on open file descriptors, where the system has one.
+pub fn fd_limit() -> Option<u64> {
+    None
+}

@@ -1,0 +1,148 @@
+//! The per-directory routine every walker shares: read one directory into a compact
+//! listing (one arena of names, one array of records), sort it if asked, and find out
+//! the type of each entry with the cheapest call that answers.
+
+use crate::sys::{Dir, DirBuf, FileType, StatMask};
+use std::ffi::CStr;
+use std::io;
+
+/// One entry of a [`Listing`]: where its name lies in the arena, its type and inode.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Item {
+    start: u32,
+    len: u32,
+    pub(crate) file_type: FileType,
+    pub(crate) ino: u64,
+}
+
+/// The entries of one directory, read in one go: names side by side in one buffer
+/// (each followed by a NUL, so it can be passed to the kernel as it is).
+#[derive(Default, Debug)]
+pub(crate) struct Listing {
+    names: Vec<u8>,
+    pub(crate) items: Vec<Item>,
+}
+
+impl Listing {
+    /// Empties the listing, keeping its memory for the next directory.
+    pub(crate) fn clear(&mut self) {
+        self.names.clear();
+        self.items.clear();
+    }
+
+    /// Reads every entry of `dir` into this (empty) listing. With `forget_types`, every
+    /// type is recorded as unknown, as some file systems report it (tests use this).
+    pub(crate) fn read(
+        &mut self,
+        dir: &Dir,
+        buf: &mut DirBuf,
+        forget_types: bool,
+    ) -> io::Result<()> {
+        let names = &mut self.names;
+        let items = &mut self.items;
+        dir.read_entries(buf, |e| {
+            let name = e.name().to_bytes_with_nul();
+            let start = names.len();
+            names.extend_from_slice(name);
+            items.push(Item {
+                start: start as u32,
+                len: (name.len() - 1) as u32,
+                file_type: if forget_types {
+                    FileType::Unknown
+                } else {
+                    e.file_type()
+                },
+                ino: e.ino(),
+            });
+        })
+    }
+
+    /// Sorts the entries by their name's bytes.
+    pub(crate) fn sort(&mut self) {
+        let names = &self.names;
+        self.items.sort_unstable_by(|a, b| {
+            names[a.start as usize..(a.start + a.len) as usize]
+                .cmp(&names[b.start as usize..(b.start + b.len) as usize])
+        });
+    }
+
+    /// The name of `item`, without its NUL.
+    pub(crate) fn name(&self, item: &Item) -> &[u8] {
+        &self.names[item.start as usize..(item.start + item.len) as usize]
+    }
+
+    /// The name of `item` as a C string, ready for the kernel.
+    pub(crate) fn c_name(&self, item: &Item) -> &CStr {
+        let bytes = &self.names[item.start as usize..=(item.start + item.len) as usize];
+        // The arena stores each name followed by exactly one NUL, and a directory
+        // entry's name holds no NUL of its own.
+        CStr::from_bytes_with_nul(bytes).expect("listing names are NUL-terminated")
+    }
+
+    /// The index of the last entry that may be a directory (or a link to one, when
+    /// links are followed), if any: past it, the directory's handle is no longer needed.
+    pub(crate) fn last_possible_dir(&self, follow_links: bool) -> Option<usize> {
+        self.items.iter().rposition(|i| {
+            matches!(i.file_type, FileType::Dir | FileType::Unknown)
+                || (follow_links && i.file_type == FileType::Symlink)
+        })
+    }
+}
+
+/// What an entry turned out to be once its type is known.
+pub(crate) enum Resolved {
+    /// A usable entry: its type (the target's, for a followed link), whether it is a
+    /// followed link, and for a followed link to a directory the target's identity.
+    Entry {
+        file_type: FileType,
+        followed_link: bool,
+        target: Option<(u64, u64)>,
+    },
+    /// Asking about it failed (it vanished, or a link loops).
+    Error(io::Error),
+}
+
+/// Finds the type of `item` in `dir`: from `d_type` where the directory told it, from a
+/// `statx` asking for the type alone where it did not, and by following a symbolic link
+/// when `follow_links` is set (a dangling link stays a link).
+pub(crate) fn resolve(
+    dir: Option<&Dir>,
+    list: &Listing,
+    item: &Item,
+    follow_links: bool,
+) -> Resolved {
+    let mut file_type = item.file_type;
+    if file_type == FileType::Unknown {
+        let Some(dir) = dir else {
+            return Resolved::Error(io::Error::other("directory handle unavailable"));
+        };
+        match dir.stat_at(list.c_name(item), StatMask::TYPE, false) {
+            Ok(m) => file_type = m.file_type(),
+            Err(e) => return Resolved::Error(e),
+        }
+    }
+    if file_type == FileType::Symlink && follow_links {
+        let Some(dir) = dir else {
+            return Resolved::Error(io::Error::other("directory handle unavailable"));
+        };
+        return match dir.stat_at(list.c_name(item), StatMask::TYPE, true) {
+            Ok(m) => Resolved::Entry {
+                file_type: m.file_type(),
+                followed_link: true,
+                target: m.file_type().is_dir().then_some((m.dev, m.ino)),
+            },
+            Err(e) if matches!(e.raw_os_error(), Some(2) | Some(20)) => Resolved::Entry {
+                // ENOENT, ENOTDIR: a dangling link is listed as the link itself.
+                file_type: FileType::Symlink,
+                followed_link: false,
+                target: None,
+            },
+            Err(e) => Resolved::Error(e),
+        };
+    }
+    Resolved::Entry {
+        file_type,
+        followed_link: false,
+        target: None,
+    }
+}

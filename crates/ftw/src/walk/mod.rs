@@ -1,0 +1,377 @@
+//! Walking a tree: [`WalkBuilder`] sets it up, [`Walk`] runs it.
+//!
+//! The walk goes through directory handles: each directory is opened relative to its
+//! parent, read whole into a reused buffer, and its entries are handed out borrowed
+//! ([`Entry`]) with their type from `d_type`; a `statx` is made only where the file
+//! system does not tell the type, or to follow a link. There is no recursion and only a
+//! bounded number of handles is held open ([`WalkBuilder::fd_budget`]): a directory whose
+//! handle had to be closed is reopened from its nearest open ancestor, one component at a
+//! time, and checked to be the same directory. So depth is no obstacle, nor `PATH_MAX`.
+//!
+//! Three ways to consume a walk, fastest first:
+//!
+//! - [`Walk::visit`]: a callback gets each borrowed [`Entry`] and says whether to go on,
+//!   skip the directory just seen, or stop.
+//! - [`Walk::next_entry`]: the same, pulled one at a time.
+//! - `Iterator`: owned [`DirEntry`] values, a `PathBuf` each.
+//!
+//! ```
+//! use ftw::walk::{Control, WalkBuilder};
+//!
+//! let tmp = tempfile::tempdir()?;
+//! std::fs::create_dir_all(tmp.path().join("a/b"))?;
+//! std::fs::write(tmp.path().join("a/b/c.txt"), b"hi")?;
+//! std::fs::create_dir(tmp.path().join("skip"))?;
+//! std::fs::write(tmp.path().join("skip/x"), b"")?;
+//!
+//! let mut paths = Vec::new();
+//! WalkBuilder::new(tmp.path()).sort(true).build().visit(|item| {
+//!     let entry = item.expect("readable");
+//!     if entry.name() == b"skip" {
+//!         return Control::Skip; // never opened
+//!     }
+//!     let mut path = Vec::new();
+//!     entry.write_path(&mut path);
+//!     paths.push(path);
+//!     Control::Continue
+//! });
+//! let root = tmp.path().to_str().unwrap();
+//! assert_eq!(paths, vec![
+//!     root.as_bytes().to_vec(),
+//!     format!("{root}/a").into_bytes(),
+//!     format!("{root}/a/b").into_bytes(),
+//!     format!("{root}/a/b/c.txt").into_bytes(),
+//! ]);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+mod error;
+pub(crate) mod listing;
+mod serial;
+
+pub use error::{Error, describe};
+pub use serial::Walk;
+
+use crate::sys::FileType;
+use std::path::{Path, PathBuf};
+
+/// What a visitor wants after seeing an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Go on.
+    Continue,
+    /// If the entry is a directory, do not open it; otherwise the same as `Continue`.
+    Skip,
+    /// End the walk.
+    Stop,
+}
+
+type Filter = Box<dyn FnMut(&Entry<'_>) -> bool + Send>;
+
+/// Sets up a walk over one or more roots.
+///
+/// ```
+/// use ftw::walk::WalkBuilder;
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir_all(tmp.path().join("a/b/c"))?;
+/// let depths: Vec<usize> = WalkBuilder::new(tmp.path())
+///     .min_depth(1)
+///     .max_depth(2)
+///     .build()
+///     .map(|e| e.unwrap().depth())
+///     .collect();
+/// assert_eq!(depths, vec![1, 2]);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct WalkBuilder {
+    pub(crate) roots: Vec<PathBuf>,
+    pub(crate) opts: Options,
+    pub(crate) filter: Option<Filter>,
+}
+
+/// The settings a walk runs with (see [`WalkBuilder`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    pub(crate) min_depth: usize,
+    pub(crate) max_depth: usize,
+    pub(crate) follow_links: bool,
+    pub(crate) same_file_system: bool,
+    pub(crate) sort: bool,
+    pub(crate) fd_budget: usize,
+    pub(crate) buf_size: usize,
+    /// Treat every `d_type` as unknown, as some file systems report it (tests only).
+    pub(crate) forget_types: bool,
+}
+
+/// The number of directory handles a walk keeps open at most by default: half the
+/// soft `RLIMIT_NOFILE` less a reserve of 16 for the program, between 4 and 1024.
+///
+/// ```
+/// assert!((4..=1024).contains(&ftw::walk::default_fd_budget()));
+/// ```
+pub fn default_fd_budget() -> usize {
+    match crate::sys::fd_limit() {
+        Some(n) => (n.saturating_sub(16) / 2).clamp(4, 1024) as usize,
+        None => 1024,
+    }
+}
+
+impl WalkBuilder {
+    /// A walk of `root` (and everything below it), with defaults: all depths, links not
+    /// followed, file systems crossed, unsorted.
+    pub fn new<P: AsRef<Path>>(root: P) -> WalkBuilder {
+        WalkBuilder {
+            roots: vec![root.as_ref().to_path_buf()],
+            opts: Options {
+                min_depth: 0,
+                max_depth: usize::MAX,
+                follow_links: false,
+                same_file_system: false,
+                sort: false,
+                fd_budget: default_fd_budget(),
+                buf_size: crate::sys::DEFAULT_DIR_BUF,
+                forget_types: false,
+            },
+            filter: None,
+        }
+    }
+
+    /// Adds another root, walked after the ones before it.
+    pub fn add_root<P: AsRef<Path>>(mut self, root: P) -> Self {
+        self.roots.push(root.as_ref().to_path_buf());
+        self
+    }
+
+    /// Entries shallower than `depth` are not reported (they are still walked). A root
+    /// is at depth 0, its entries at depth 1.
+    pub fn min_depth(mut self, depth: usize) -> Self {
+        self.opts.min_depth = depth;
+        self
+    }
+
+    /// Directories at `depth` are reported but not opened.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.opts.max_depth = depth;
+        self
+    }
+
+    /// Follow symbolic links (like `find -L`): a link is reported with its target's
+    /// type and a link to a directory is walked, except when the directory is one being
+    /// walked already, which is reported once as an error ([`Error::loop_ancestor`]). A
+    /// dangling link is reported as a link. Roots are always followed.
+    pub fn follow_links(mut self, yes: bool) -> Self {
+        self.opts.follow_links = yes;
+        self
+    }
+
+    /// Do not open directories on another file system than their root's (mount points
+    /// are reported, not entered).
+    pub fn same_file_system(mut self, yes: bool) -> Self {
+        self.opts.same_file_system = yes;
+        self
+    }
+
+    /// Report entries in a fixed order: each directory's entries sorted by their name's
+    /// bytes, and each directory's contents right after it (depth first).
+    pub fn sort(mut self, yes: bool) -> Self {
+        self.opts.sort = yes;
+        self
+    }
+
+    /// Keep at most `n` directory handles open (at least 2). Deep trees need no more: a
+    /// directory whose handle was closed is reopened when needed.
+    pub fn fd_budget(mut self, n: usize) -> Self {
+        self.opts.fd_budget = n.max(2);
+        self
+    }
+
+    /// The size of the buffer directories are read into (64 KiB by default).
+    pub fn buffer_size(mut self, bytes: usize) -> Self {
+        self.opts.buf_size = bytes;
+        self
+    }
+
+    /// Decide before an entry is reported, and before a directory is opened: an entry
+    /// for which `keep` says `false` is neither reported nor, if a directory, entered.
+    ///
+    /// ```
+    /// use ftw::walk::WalkBuilder;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(tmp.path().join("node_modules/x"))?;
+    /// std::fs::write(tmp.path().join("main.rs"), b"")?;
+    /// let names: Vec<_> = WalkBuilder::new(tmp.path())
+    ///     .min_depth(1)
+    ///     .filter_entry(|e| e.name() != b"node_modules")
+    ///     .build()
+    ///     .map(|e| e.unwrap().path().file_name().unwrap().to_owned())
+    ///     .collect();
+    /// assert_eq!(names, vec!["main.rs"]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn filter_entry<F>(mut self, keep: F) -> Self
+    where
+        F: FnMut(&Entry<'_>) -> bool + Send + 'static,
+    {
+        self.filter = Some(Box::new(keep));
+        self
+    }
+
+    /// Starts the walk (nothing is opened before the first entry is asked for).
+    pub fn build(self) -> Walk {
+        Walk::new(self)
+    }
+}
+
+/// An entry seen during a walk, borrowed from the walker: no allocation is made for it.
+/// Its full path is built only when asked ([`Entry::write_path`], [`Entry::path`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Entry<'a> {
+    pub(crate) parent: &'a [u8],
+    pub(crate) name: &'a [u8],
+    pub(crate) depth: usize,
+    pub(crate) file_type: FileType,
+    pub(crate) followed_link: bool,
+    pub(crate) ino: u64,
+}
+
+impl<'a> Entry<'a> {
+    /// The entry's name, the bytes on disk; for a root (depth 0), the root as given.
+    pub fn name(&self) -> &'a [u8] {
+        self.name
+    }
+
+    /// The path of the directory holding the entry, as the walk built it from its root
+    /// (empty for a root).
+    pub fn parent_path(&self) -> &'a [u8] {
+        self.parent
+    }
+
+    /// The depth below the root: 0 for the root, 1 for its entries, and so on.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The type: from `d_type`, or a `statx` where that was unknown; for a followed link,
+    /// its target's type.
+    pub fn file_type(&self) -> FileType {
+        self.file_type
+    }
+
+    /// Whether the entry is a directory (or a followed link to one).
+    pub fn is_dir(&self) -> bool {
+        self.file_type == FileType::Dir
+    }
+
+    /// Whether the entry is a symbolic link that the walk followed.
+    pub fn path_is_symlink(&self) -> bool {
+        self.followed_link || self.file_type == FileType::Symlink
+    }
+
+    /// The inode number the directory entry gave (0 for a root).
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+
+    /// Appends the entry's full path to `out`: the parent's path, a `/` unless that ends
+    /// with one, and the name.
+    pub fn write_path(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.parent);
+        if !self.parent.is_empty() && !self.parent.ends_with(b"/") {
+            out.push(b'/');
+        }
+        out.extend_from_slice(self.name);
+    }
+
+    /// The entry's full path, allocated.
+    pub fn path(&self) -> PathBuf {
+        let mut v = Vec::with_capacity(self.parent.len() + self.name.len() + 1);
+        self.write_path(&mut v);
+        bytes_to_path(v)
+    }
+
+    /// An owned copy of the entry.
+    pub fn to_owned(&self) -> DirEntry {
+        DirEntry {
+            path: self.path(),
+            depth: self.depth,
+            file_type: self.file_type,
+            followed_link: self.followed_link,
+            ino: self.ino,
+        }
+    }
+}
+
+/// An owned entry, as the `Iterator` of a [`Walk`] yields it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    path: PathBuf,
+    depth: usize,
+    file_type: FileType,
+    followed_link: bool,
+    ino: u64,
+}
+
+impl DirEntry {
+    /// The full path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Takes the path out of the entry.
+    pub fn into_path(self) -> PathBuf {
+        self.path
+    }
+
+    /// The depth below the root (0 for the root).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The type (for a followed link, its target's).
+    pub fn file_type(&self) -> FileType {
+        self.file_type
+    }
+
+    /// Whether the entry is a directory (or a followed link to one).
+    pub fn is_dir(&self) -> bool {
+        self.file_type == FileType::Dir
+    }
+
+    /// Whether the entry is a symbolic link (followed or not).
+    pub fn path_is_symlink(&self) -> bool {
+        self.followed_link || self.file_type == FileType::Symlink
+    }
+
+    /// The inode number the directory entry gave (0 for a root).
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+}
+
+/// Path bytes as a `PathBuf`, exactly (lossily off Unix).
+pub(crate) fn bytes_to_path(v: Vec<u8>) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(v))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(&v).into_owned())
+    }
+}
+
+/// A path's bytes, exactly (lossily off Unix).
+pub(crate) fn path_to_bytes(p: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        p.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        p.to_string_lossy().into_owned().into_bytes()
+    }
+}
