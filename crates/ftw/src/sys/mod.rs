@@ -47,7 +47,7 @@ pub use portable::*;
 pub const DEFAULT_DIR_BUF: usize = 64 * 1024;
 
 /// The type of a file, as a directory entry (`d_type`) or `stat` tells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FileType {
     /// A regular file.
     File,

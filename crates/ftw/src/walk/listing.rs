@@ -104,7 +104,8 @@ pub(crate) enum Resolved {
 
 /// Finds the type of `item` in `dir`: from `d_type` where the directory told it, from a
 /// `statx` asking for the type alone where it did not, and by following a symbolic link
-/// when `follow_links` is set (a dangling link stays a link).
+/// when `follow_links` is set (a dangling link stays a link). With `follow_links`, a
+/// directory's identity is asked for too, to detect loops.
 pub(crate) fn resolve(
     dir: Option<&Dir>,
     list: &Listing,
@@ -120,6 +121,21 @@ pub(crate) fn resolve(
             Ok(m) => file_type = m.file_type(),
             Err(e) => return Resolved::Error(e),
         }
+    }
+    // Following links, a directory may be one being walked already (reached again
+    // through a link higher up): its identity is needed before it is reported.
+    if follow_links && file_type == FileType::Dir {
+        let Some(dir) = dir else {
+            return Resolved::Error(io::Error::other("directory handle unavailable"));
+        };
+        return match dir.stat_at(list.c_name(item), StatMask::TYPE, false) {
+            Ok(m) => Resolved::Entry {
+                file_type: m.file_type(),
+                followed_link: false,
+                target: m.file_type().is_dir().then_some((m.dev, m.ino)),
+            },
+            Err(e) => Resolved::Error(e),
+        };
     }
     if file_type == FileType::Symlink && follow_links {
         let Some(dir) = dir else {

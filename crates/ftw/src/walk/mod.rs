@@ -375,3 +375,6 @@ pub(crate) fn path_to_bytes(p: &Path) -> Vec<u8> {
         p.to_string_lossy().into_owned().into_bytes()
     }
 }
+
+#[cfg(test)]
+mod tests;

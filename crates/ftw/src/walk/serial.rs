@@ -212,7 +212,7 @@ impl Walk {
             let depth = top.depth + 1;
             let follow = self.opts.follow_links;
             let needs_handle = item.file_type == FileType::Unknown
-                || (follow && item.file_type == FileType::Symlink);
+                || (follow && matches!(item.file_type, FileType::Symlink | FileType::Dir));
             if needs_handle && top.dir.is_none() {
                 let i = self.stack.len() - 1;
                 if let Err(e) = self.ensure_open(i) {

@@ -1,0 +1,305 @@
+//! Shared by the integration tests: tree builders (odd names, links, deep chains, huge
+//! directories), running `ftw` and GNU `find`, and comparing their listings.
+#![allow(dead_code)]
+
+use rustix::fs::{self as rfs, CWD, Mode, OFlags};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub fn ftw_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ftw"))
+}
+
+/// The output of one command.
+pub struct Run {
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    pub code: i32,
+}
+
+pub fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().expect("command runs");
+    Run {
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+pub fn ftw(args: &[&OsStr]) -> Run {
+    run(Command::new(ftw_bin()).args(args))
+}
+
+/// NUL-separated records, sorted.
+pub fn records(out: &[u8]) -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = out
+        .split(|&b| b == 0)
+        .filter(|r| !r.is_empty())
+        .map(|r| r.to_vec())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `find -H ROOT -mindepth 1 [EXTRA...] -print0`, sorted records (with find's extra
+/// options placed before the tests, as find wants).
+pub fn gnu_find(root: &Path, opts: &[&str], tests: &[&str]) -> (Vec<Vec<u8>>, Run) {
+    let mut cmd = Command::new("find");
+    for o in opts {
+        cmd.arg(o);
+    }
+    cmd.arg(root);
+    for t in tests {
+        cmd.arg(t);
+    }
+    cmd.arg("-print0");
+    let r = run(&mut cmd);
+    (records(&r.stdout), r)
+}
+
+/// `ftw find -0 ROOT ARGS...`, sorted records.
+pub fn ftw_find(root: &Path, args: &[&str]) -> (Vec<Vec<u8>>, Run) {
+    let mut cmd = Command::new(ftw_bin());
+    cmd.arg("find").arg("-0").args(args).arg(root);
+    let r = run(&mut cmd);
+    (records(&r.stdout), r)
+}
+
+pub fn show(recs: &[Vec<u8>]) -> String {
+    recs.iter()
+        .map(|r| format!("{:?}", String::from_utf8_lossy(r)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Asserts two sorted listings are equal, printing the difference if not.
+pub fn assert_same(what: &str, ours: &[Vec<u8>], theirs: &[Vec<u8>]) {
+    if ours != theirs {
+        let only_ours: Vec<_> = ours
+            .iter()
+            .filter(|r| !theirs.contains(r))
+            .cloned()
+            .collect();
+        let only_theirs: Vec<_> = theirs
+            .iter()
+            .filter(|r| !ours.contains(r))
+            .cloned()
+            .collect();
+        panic!(
+            "{what}: listings differ ({} vs {} entries)\nonly in ftw:\n{}\nonly in find:\n{}",
+            ours.len(),
+            theirs.len(),
+            show(&only_ours),
+            show(&only_theirs)
+        );
+    }
+}
+
+pub fn p(bytes: &[u8]) -> &Path {
+    Path::new(OsStr::from_bytes(bytes))
+}
+
+/// A tree with every kind of odd name and link the listing must survive.
+pub fn odd_tree(root: &Path) {
+    let mk = |rel: &[u8]| std::fs::create_dir_all(root.join(p(rel))).unwrap();
+    let file = |rel: &[u8]| std::fs::write(root.join(p(rel)), b"data").unwrap();
+    mk(b"plain/sub/subsub");
+    mk(b"with space/and more");
+    mk(b"new\nline dir");
+    mk(b"back\\slash");
+    mk(b"empty");
+    mk(b"non-utf8-\xff\xfe dir");
+    file(b"plain/a.txt");
+    file(b"plain/sub/b.rs");
+    file(b"plain/sub/subsub/c");
+    file(b"with space/file with space");
+    file(b"new\nline dir/new\nline file");
+    file(b"back\\slash/\\\\");
+    file(b"non-utf8-\xff\xfe dir/\xc3\x28 bad");
+    file(b".hidden");
+    file(b"-starts-with-dash");
+    let long = vec![b'n'; 255];
+    file(&long);
+    let mut long_dir = vec![b'D'; 255];
+    mk(&long_dir);
+    long_dir.push(b'/');
+    long_dir.extend(vec![b'f'; 255]);
+    file(&long_dir);
+    symlink("plain/a.txt", root.join("link-to-file")).unwrap();
+    symlink("plain", root.join("link-to-dir")).unwrap();
+    symlink("nowhere", root.join("dangling")).unwrap();
+    symlink("loop-b", root.join("loop-a")).unwrap();
+    symlink("loop-a", root.join("loop-b")).unwrap();
+    symlink("../..", root.join("plain/sub/up-two")).unwrap();
+    symlink(".", root.join("self")).unwrap();
+}
+
+/// Opens a directory relative to another (or the working directory).
+fn open_dir(at: Option<&OwnedFd>, name: &Path) -> OwnedFd {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    match at {
+        Some(fd) => rfs::openat(fd, name, flags, Mode::empty()).unwrap(),
+        None => rfs::openat(CWD, name, flags, Mode::empty()).unwrap(),
+    }
+}
+
+/// A chain of `levels` directories named `name` under `root`, one file `f` in every
+/// `file_every`-th level, built through handles so that depth is no obstacle. Returns
+/// how many entries it made.
+pub fn chain(root: &Path, levels: usize, name: &str, file_every: usize) -> usize {
+    let mut fd = open_dir(None, root);
+    let mut made = 0;
+    for i in 0..levels {
+        if file_every > 0 && i % file_every == 0 {
+            let f = rfs::openat(
+                &fd,
+                "f",
+                OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::from(0o644),
+            )
+            .unwrap();
+            drop(f);
+            made += 1;
+        }
+        rfs::mkdirat(&fd, name, Mode::from(0o755)).unwrap();
+        made += 1;
+        fd = open_dir(Some(&fd), Path::new(name));
+    }
+    made
+}
+
+/// Streams `cmd`'s NUL-separated output: the count of records and the longest one.
+pub fn count_and_longest(cmd: &mut Command) -> (usize, Vec<u8>, i32, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut count = 0;
+    let mut longest = Vec::new();
+    let mut cur = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = out.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        for &b in &buf[..n] {
+            if b == 0 {
+                count += 1;
+                if cur.len() > longest.len() {
+                    longest = std::mem::take(&mut cur);
+                }
+                cur.clear();
+            } else {
+                cur.push(b);
+            }
+        }
+    }
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    (count, longest, status.code().unwrap_or(-1), err)
+}
+
+/// An order-independent fingerprint of a NUL-separated listing: (count, sum and xor of
+/// the records' hashes), for listings too large to sort in a test.
+pub fn fingerprint(cmd: &mut Command) -> ((usize, u64, u64), i32, String) {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let (mut count, mut sum, mut xor) = (0usize, 0u64, 0u64);
+    let mut h = DefaultHasher::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = out.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        for &b in &buf[..n] {
+            if b == 0 {
+                let v = h.finish();
+                count += 1;
+                sum = sum.wrapping_add(v);
+                xor ^= v;
+                h = DefaultHasher::new();
+            } else {
+                h.write_u8(b);
+            }
+        }
+    }
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    ((count, sum, xor), status.code().unwrap_or(-1), err)
+}
+
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Removes a chain made by [`chain`] without recursion (std's `remove_dir_all` recurses
+/// and would overflow a test thread's stack): lift the second level to the top, remove
+/// the emptied first level, again and again.
+pub fn remove_chain(root: &Path, name: &str) {
+    let top = root.join(name);
+    let lifted = root.join(".lifted");
+    while top.exists() {
+        let _ = std::fs::remove_file(top.join("f"));
+        if top.join(name).exists() {
+            std::fs::rename(top.join(name), &lifted).unwrap();
+            std::fs::remove_dir(&top).unwrap();
+            std::fs::rename(&lifted, &top).unwrap();
+        } else {
+            std::fs::remove_dir(&top).unwrap();
+        }
+    }
+}
+
+/// What ftw should say where find said `fr`: the count of errors and the exit status.
+/// One deliberate difference: a link through a file (`link -> file/x`) is a broken link
+/// like a dangling one, printed without an error (as bfs does); find -L also reports
+/// "Not a directory" for it.
+pub fn find_expectation(fr: &Run) -> (usize, i32) {
+    let broken = fr
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("find: ") && l.ends_with(": Not a directory"))
+        .count();
+    let errors = error_count(&fr.stderr) - broken;
+    let code = if fr.code == 1 && errors == 0 {
+        0
+    } else {
+        fr.code
+    };
+    (errors, code)
+}
+
+/// How many error messages a stderr holds (names may hold newlines: count the lines
+/// that start with the program's prefix).
+pub fn error_count(stderr: &str) -> usize {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("ftw: ") || l.starts_with("find: "))
+        .count()
+}

@@ -1,0 +1,429 @@
+//! `ftw find` against GNU find, on trees made to be awkward.
+
+mod common;
+
+use common::*;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The thread counts every differential test runs with (0: ftw's own choice).
+const THREADS: &[&str] = &["1", "2", "8", "0"];
+
+/// Compares `ftw find` with `find` on `root` for one set of options, with every thread
+/// count.
+fn compare(root: &Path, ftw_args: &[&str], find_opts: &[&str], find_tests: &[&str]) {
+    let (theirs, fr) = gnu_find(root, find_opts, find_tests);
+    for j in THREADS {
+        let mut args = ftw_args.to_vec();
+        args.extend(["-j", j]);
+        let (ours, r) = ftw_find(root, &args);
+        assert_same(
+            &format!("ftw find {args:?} vs find {find_opts:?} {find_tests:?}"),
+            &ours,
+            &theirs,
+        );
+        let (errors, code) = find_expectation(&fr);
+        assert_eq!(
+            r.code, code,
+            "exit status of ftw {args:?} (stderr: {})",
+            r.stderr
+        );
+        assert_eq!(
+            error_count(&r.stderr),
+            errors,
+            "as many errors as find: ftw said {:?}, find said {:?}",
+            r.stderr,
+            fr.stderr
+        );
+    }
+}
+
+#[test]
+fn odd_names_and_links_match_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    odd_tree(tmp.path());
+    compare(tmp.path(), &[], &["-H"], &["-mindepth", "1"]);
+}
+
+#[test]
+fn follow_links_matches_find_dash_l() {
+    let tmp = tempfile::tempdir().unwrap();
+    odd_tree(tmp.path());
+    // Links to files, directories, dangling, looping, and to ancestors: find -L prints
+    // dangling links, reports loops as errors and does not print them.
+    compare(tmp.path(), &["-L"], &["-L"], &["-mindepth", "1"]);
+}
+
+#[test]
+fn depth_limits_match_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    odd_tree(tmp.path());
+    for d in ["0", "1", "2", "3"] {
+        compare(
+            tmp.path(),
+            &["--max-depth", d],
+            &["-H"],
+            &["-mindepth", "1", "-maxdepth", d],
+        );
+    }
+    for d in ["0", "2", "3", "9"] {
+        compare(tmp.path(), &["--min-depth", d], &["-H"], &["-mindepth", d]);
+    }
+    compare(
+        tmp.path(),
+        &["--min-depth", "2", "-d", "3", "-L"],
+        &["-L"],
+        &["-mindepth", "2", "-maxdepth", "3"],
+    );
+}
+
+#[test]
+fn trailing_slash_and_dot_roots_print_like_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    odd_tree(tmp.path());
+    let mut slash = tmp.path().as_os_str().as_bytes().to_vec();
+    slash.push(b'/');
+    compare(p(&slash), &[], &["-H"], &["-mindepth", "1"]);
+    let (ours, r) = {
+        let out = Command::new(ftw_bin())
+            .current_dir(tmp.path().join("plain"))
+            .args(["find", "-0"])
+            .output()
+            .unwrap();
+        (records(&out.stdout), out.status)
+    };
+    assert!(r.success());
+    let theirs = records(
+        &Command::new("find")
+            .current_dir(tmp.path().join("plain"))
+            .args([".", "-mindepth", "1", "-print0"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_same("ftw find (default root .)", &ours, &theirs);
+    assert!(ours.iter().all(|r| r.starts_with(b"./")));
+}
+
+#[test]
+fn ten_thousand_level_chain_matches_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    let made = chain(tmp.path(), 10_000, "d", 1);
+    let mut find = Command::new("find");
+    find.arg(tmp.path()).args(["-mindepth", "1", "-print0"]);
+    let (theirs, fcode, ferr) = fingerprint(&mut find);
+    assert_eq!(fcode, 0, "find failed: {ferr}");
+    assert_eq!(theirs.0, made);
+    for j in THREADS {
+        let mut ours = Command::new(ftw_bin());
+        ours.args(["find", "-0", "-j", j]).arg(tmp.path());
+        let (ours, code, err) = fingerprint(&mut ours);
+        assert_eq!(code, 0, "ftw -j {j} failed: {err}");
+        assert_eq!(
+            ours, theirs,
+            "ftw -j {j}: the listing of the chain differs from find's"
+        );
+    }
+    remove_chain(tmp.path(), "d");
+}
+
+#[test]
+fn hundred_thousand_entry_directory_matches_find() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = tmp.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    for i in 0..100_000u32 {
+        // Names of varied length, some with odd bytes.
+        let name = match i % 5 {
+            0 => format!("f{i}"),
+            1 => format!("file number {i} with spaces"),
+            2 => format!("{i:0>40}"),
+            3 => format!("x\t{i}"),
+            _ => format!("{i}.txt"),
+        };
+        std::fs::File::create(big.join(name)).unwrap();
+    }
+    std::fs::create_dir(big.join("\u{1F600} sub")).unwrap();
+    std::fs::write(big.join("\u{1F600} sub/inner"), b"").unwrap();
+    compare(tmp.path(), &[], &["-H"], &["-mindepth", "1"]);
+}
+
+#[test]
+fn a_deep_comb_lists_completely_with_a_small_fd_limit() {
+    // Every level holds a directory still to visit after the one descended into, so the
+    // walk must keep, close and reopen handles: with `ulimit -n 32` that is the only way.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dir = tmp.path().to_path_buf();
+    for i in 0..200 {
+        std::fs::create_dir(dir.join("z-later")).unwrap();
+        std::fs::write(dir.join(format!("z-later/f{i}")), b"").unwrap();
+        dir.push("a");
+        std::fs::create_dir(&dir).unwrap();
+    }
+    let (theirs, _) = gnu_find(tmp.path(), &[], &["-mindepth", "1"]);
+    for sort in [false, true] {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "ulimit -n 32 && exec \"$0\" find -0 {} \"$1\"",
+                if sort { "--sort" } else { "" }
+            ))
+            .arg(ftw_bin())
+            .arg(tmp.path());
+        let r = run(&mut cmd);
+        assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+        assert_same("comb under ulimit -n 32", &records(&r.stdout), &theirs);
+    }
+}
+
+#[test]
+fn twenty_thousand_levels_under_ulimit_64() {
+    let tmp = tempfile::tempdir().unwrap();
+    chain(tmp.path(), 20_000, "d", 0);
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("ulimit -n 64 && exec \"$0\" find -0 \"$1\"")
+        .arg(ftw_bin())
+        .arg(tmp.path());
+    let (count, longest, code, err) = count_and_longest(&mut cmd);
+    assert_eq!(code, 0, "ftw failed: {err}");
+    assert_eq!(count, 20_000);
+    let mut want = tmp.path().as_os_str().as_bytes().to_vec();
+    for _ in 0..20_000 {
+        want.extend_from_slice(b"/d");
+    }
+    assert_eq!(longest.len(), want.len());
+    assert!(longest == want, "the deepest path is the chain's end");
+    remove_chain(tmp.path(), "d");
+}
+
+#[test]
+fn missing_root_is_an_error_for_that_root_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("kept"), b"").unwrap();
+    let missing = tmp.path().join("no such dir");
+    let r = ftw(&[
+        OsStr::new("find"),
+        missing.as_os_str(),
+        tmp.path().as_os_str(),
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        format!("ftw: {}: No such file or directory\n", missing.display())
+    );
+    assert_eq!(
+        r.stdout,
+        format!("{}/kept\n", tmp.path().display()).into_bytes()
+    );
+}
+
+#[test]
+fn a_file_root_lists_nothing_below_it_and_itself_at_min_depth_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("file");
+    std::fs::write(&f, b"").unwrap();
+    let r = ftw(&[OsStr::new("find"), f.as_os_str()]);
+    assert_eq!((r.code, r.stdout.len()), (0, 0), "{}", r.stderr);
+    let r = ftw(&[
+        OsStr::new("find"),
+        OsStr::new("--min-depth"),
+        OsStr::new("0"),
+        f.as_os_str(),
+    ]);
+    assert_eq!(r.stdout, format!("{}\n", f.display()).into_bytes());
+}
+
+/// Runs `ftw find` as an unprivileged user, so that a mode-000 directory really is
+/// unreadable even when the tests run as root (where chmod denies nothing).
+#[test]
+fn unreadable_directory_is_reported_and_the_rest_listed() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new()
+        .prefix("ftw-perm")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = tmp.path().join("tree");
+    std::fs::create_dir_all(root.join("locked/inner")).unwrap();
+    std::fs::create_dir_all(root.join("open/deeper")).unwrap();
+    std::fs::write(root.join("open/deeper/file"), b"").unwrap();
+    std::fs::write(root.join("zfile"), b"").unwrap();
+    // A copy of the binary where an unprivileged user can run it.
+    let bin = tmp.path().join("ftw");
+    std::fs::copy(ftw_bin(), &bin).unwrap();
+    for d in [
+        tmp.path(),
+        root.as_path(),
+        &root.join("open"),
+        &root.join("open/deeper"),
+    ] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let mut cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(&bin);
+        c
+    } else {
+        Command::new(&bin)
+    };
+    cmd.arg("find").arg(&root);
+    let r = run(&mut cmd);
+    std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    if r.code == 127 || r.stderr.contains("setpriv:") {
+        eprintln!(
+            "skipped: cannot run as an unprivileged user here: {}",
+            r.stderr
+        );
+        return;
+    }
+    assert_eq!(
+        r.stderr,
+        format!("ftw: {}/locked: Permission denied\n", root.display())
+    );
+    assert_eq!(r.code, 1);
+    let mut got: Vec<&[u8]> = r
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    got.sort();
+    let want: Vec<String> = ["locked", "open", "open/deeper", "open/deeper/file", "zfile"]
+        .iter()
+        .map(|s| format!("{}/{s}", root.display()))
+        .collect();
+    assert_eq!(got, want.iter().map(|s| s.as_bytes()).collect::<Vec<_>>());
+}
+
+#[test]
+fn closed_pipe_ends_quietly_with_status_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..3000 {
+        std::fs::File::create(tmp.path().join(format!("{i:0>200}"))).unwrap();
+    }
+    let mut child = Command::new(ftw_bin())
+        .args(["find", "-j", "1"])
+        .arg(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 100];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "status {status:?}, stderr {err:?}");
+    assert_eq!(err, "");
+}
+
+#[test]
+fn sort_gives_each_directory_sorted_and_its_contents_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    odd_tree(tmp.path());
+    let run_sorted = || {
+        ftw(&[
+            OsStr::new("find"),
+            OsStr::new("--sort"),
+            OsStr::new("-0"),
+            tmp.path().as_os_str(),
+        ])
+    };
+    let first = run_sorted();
+    assert_eq!(first.code, 0);
+    // Expected: a depth-first walk by std::fs with each directory's names sorted.
+    fn expect(dir: &Path, out: &mut Vec<u8>) {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        for n in names {
+            let path = dir.join(&n);
+            out.extend_from_slice(path.as_os_str().as_bytes());
+            out.push(0);
+            if std::fs::symlink_metadata(&path).unwrap().is_dir() {
+                expect(&path, out);
+            }
+        }
+    }
+    let mut want = Vec::new();
+    expect(tmp.path(), &mut want);
+    assert!(
+        first.stdout == want,
+        "ftw --sort:\n{}",
+        show(
+            &first
+                .stdout
+                .split(|&b| b == 0)
+                .map(|s| s.to_vec())
+                .collect::<Vec<_>>()
+        )
+    );
+    for j in THREADS {
+        let again = ftw(&[
+            OsStr::new("find"),
+            OsStr::new("--sort"),
+            OsStr::new("-0"),
+            OsStr::new("-j"),
+            OsStr::new(j),
+            tmp.path().as_os_str(),
+        ]);
+        assert!(again.stdout == want, "--sort -j {j} gives the same bytes");
+    }
+}
+
+#[test]
+fn newline_and_nul_terminators() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("a"), b"").unwrap();
+    std::fs::write(tmp.path().join("b c"), b"").unwrap();
+    let r = ftw(&[
+        OsStr::new("find"),
+        OsStr::new("--sort"),
+        tmp.path().as_os_str(),
+    ]);
+    let d = tmp.path().display();
+    assert_eq!(
+        String::from_utf8(r.stdout).unwrap(),
+        format!("{d}/a\n{d}/b c\n")
+    );
+    let r = ftw(&[
+        OsStr::new("find"),
+        OsStr::new("--sort"),
+        OsStr::new("--print0"),
+        tmp.path().as_os_str(),
+    ]);
+    assert_eq!(
+        String::from_utf8(r.stdout).unwrap(),
+        format!("{d}/a\0{d}/b c\0")
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let r = ftw(&[
+        OsStr::new("find"),
+        OsStr::new("--max-depth"),
+        OsStr::new("many"),
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--max-depth"), "{}", r.stderr);
+    let r = ftw(&[OsStr::new("frobnicate")]);
+    assert_eq!(r.code, 2);
+}

@@ -1,0 +1,116 @@
+//! Random trees (proptest), listed by `ftw find` and GNU find: the same sets of paths.
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone)]
+enum Kind {
+    File,
+    Dir,
+    /// A symbolic link to this many levels up and then the given path.
+    Link(usize, Vec<Vec<u8>>),
+}
+
+fn component() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // Short names that collide often, so trees nest.
+        prop::sample::select(vec![
+            b"a".to_vec(),
+            b"b".to_vec(),
+            b"c d".to_vec(),
+            b"\xff".to_vec(),
+            b"n\nl".to_vec()
+        ]),
+        // Any bytes but NUL and '/', of any length up to 255.
+        prop::collection::vec(
+            any::<u8>().prop_map(|b| if b == 0 || b == b'/' { b'_' } else { b }),
+            1..255
+        )
+        .prop_filter("not . or ..", |n| n != b"." && n != b".."),
+    ]
+}
+
+fn entry() -> impl Strategy<Value = (Vec<Vec<u8>>, Kind)> {
+    let kind = prop_oneof![
+        3 => Just(Kind::File),
+        3 => Just(Kind::Dir),
+        1 => (0usize..3, prop::collection::vec(component(), 0..3)).prop_map(|(up, to)| Kind::Link(up, to)),
+    ];
+    (prop::collection::vec(component(), 1..5), kind)
+}
+
+fn build(root: &Path, entries: &[(Vec<Vec<u8>>, Kind)]) {
+    for (comps, kind) in entries {
+        let mut path = root.to_path_buf();
+        for c in &comps[..comps.len() - 1] {
+            path.push(p(c));
+        }
+        if std::fs::create_dir_all(&path).is_err() {
+            continue; // a file already stands where a directory would go
+        }
+        path.push(p(comps.last().unwrap()));
+        if std::fs::symlink_metadata(&path).is_ok() {
+            continue;
+        }
+        let _ = match kind {
+            Kind::File => std::fs::write(&path, b"x"),
+            Kind::Dir => std::fs::create_dir(&path),
+            Kind::Link(up, to) => {
+                // Never above the tree's root: with -L the walk would leave the tree.
+                let mut target = PathBuf::new();
+                for _ in 0..(*up).min(comps.len() - 1) {
+                    target.push("..");
+                }
+                for c in to {
+                    target.push(p(c));
+                }
+                if target.as_os_str().is_empty() {
+                    target.push(".");
+                }
+                symlink(target, &path)
+            }
+        };
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_trees_list_like_find(
+        entries in prop::collection::vec(entry(), 0..60),
+        follow in any::<bool>(),
+        max_depth in prop::option::of(0usize..5),
+        threads in prop::sample::select(vec!["1", "2", "8", "0"]),
+    ) {
+        let tmp = tempfile::tempdir().unwrap();
+        build(tmp.path(), &entries);
+        let mut find_opts = vec![if follow { "-L" } else { "-H" }];
+        let mut find_tests = vec!["-mindepth", "1"];
+        let mut args = vec!["-j", threads];
+        if follow {
+            args.push("-L");
+        }
+        let md;
+        if let Some(d) = max_depth {
+            md = d.to_string();
+            find_tests.extend(["-maxdepth", md.as_str()]);
+            args.extend(["--max-depth", md.as_str()]);
+        }
+        find_opts.retain(|o| !o.is_empty());
+        let (theirs, fr) = gnu_find(tmp.path(), &find_opts, &find_tests);
+        let (ours, r) = ftw_find(tmp.path(), &args);
+        if ours != theirs {
+            let only_ours: Vec<_> = ours.iter().filter(|r| !theirs.contains(r)).cloned().collect();
+            let only_theirs: Vec<_> = theirs.iter().filter(|r| !ours.contains(r)).cloned().collect();
+            prop_assert!(false, "ftw {:?} differs from find\nonly ftw:\n{}\nonly find:\n{}", args, show(&only_ours), show(&only_theirs));
+        }
+        let (errors, code) = find_expectation(&fr);
+        prop_assert_eq!(r.code, code, "ftw stderr {:?}, find stderr {:?}", r.stderr, fr.stderr);
+        prop_assert_eq!(error_count(&r.stderr), errors, "ftw stderr {:?}, find stderr {:?}", r.stderr, fr.stderr);
+    }
+}

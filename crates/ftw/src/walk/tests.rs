@@ -1,0 +1,189 @@
+//! Walker tests that reach inside: forced `DT_UNKNOWN`, the handle budget, reopening.
+
+use super::*;
+use crate::sys::FileType;
+use std::os::unix::fs::symlink;
+
+fn listing(b: WalkBuilder) -> Vec<(PathBuf, FileType, usize)> {
+    let mut v: Vec<_> = b
+        .build()
+        .map(|e| {
+            let e = e.expect("no errors in this tree");
+            (e.path().to_path_buf(), e.file_type(), e.depth())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn sample_tree() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    std::fs::create_dir_all(r.join("a/b/c")).unwrap();
+    std::fs::create_dir_all(r.join("d")).unwrap();
+    std::fs::write(r.join("a/file"), b"x").unwrap();
+    std::fs::write(r.join("a/b/c/deep"), b"x").unwrap();
+    symlink("a", r.join("link-dir")).unwrap();
+    symlink("a/file", r.join("link-file")).unwrap();
+    symlink("missing", r.join("dangling")).unwrap();
+    tmp
+}
+
+#[test]
+fn unknown_d_type_is_resolved_by_stat_with_the_same_result() {
+    let tmp = sample_tree();
+    for follow in [false, true] {
+        let normal = listing(WalkBuilder::new(tmp.path()).follow_links(follow));
+        let mut forced = WalkBuilder::new(tmp.path()).follow_links(follow);
+        forced.opts.forget_types = true;
+        let forced = listing(forced);
+        assert_eq!(normal, forced, "follow_links({follow})");
+        // And the types are the real ones, not Unknown.
+        let ty = |name: &str| forced.iter().find(|(p, _, _)| p.ends_with(name)).unwrap().1;
+        assert_eq!(ty("a/b"), FileType::Dir);
+        assert_eq!(ty("a/file"), FileType::File);
+        assert_eq!(ty("dangling"), FileType::Symlink);
+        assert_eq!(
+            ty("link-dir"),
+            if follow {
+                FileType::Dir
+            } else {
+                FileType::Symlink
+            }
+        );
+        assert!(forced.iter().all(|(_, t, _)| *t != FileType::Unknown));
+    }
+}
+
+/// A comb: a chain of `depth` directories `a`, each level also holding a directory
+/// `b` with a file, visited after `a` in sorted order, so every level's handle is
+/// wanted again after its subtree.
+fn comb(depth: usize) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dir = tmp.path().to_path_buf();
+    for _ in 0..depth {
+        std::fs::create_dir_all(dir.join("b")).unwrap();
+        std::fs::write(dir.join("b/f"), b"").unwrap();
+        dir.push("a");
+        std::fs::create_dir(&dir).unwrap();
+    }
+    tmp
+}
+
+#[test]
+fn handle_budget_is_kept_and_the_listing_is_complete() {
+    let tmp = comb(60);
+    let full = listing(WalkBuilder::new(tmp.path()).sort(true));
+    assert_eq!(full.len(), 1 + 60 * 3);
+    for budget in [3, 4, 8] {
+        for forget_types in [false, true] {
+            let mut b = WalkBuilder::new(tmp.path()).sort(true).fd_budget(budget);
+            b.opts.forget_types = forget_types;
+            let mut walk = b.build();
+            let mut seen = Vec::new();
+            let mut most = 0;
+            while let Some(e) = walk.next_entry() {
+                let e = e.expect("no errors");
+                seen.push((e.path(), e.file_type(), e.depth()));
+                most = most.max(walk.open_handles());
+            }
+            assert!(most <= budget, "budget {budget}: {most} handles were open");
+            seen.sort();
+            assert_eq!(seen, full, "budget {budget}");
+        }
+    }
+}
+
+#[test]
+fn a_directory_replaced_while_its_handle_was_closed_is_reported() {
+    let tmp = comb(12);
+    let mut walk = WalkBuilder::new(tmp.path()).sort(true).fd_budget(3).build();
+    let mut errors = Vec::new();
+    let mut swapped = false;
+    let mut after_swap = Vec::new();
+    while let Some(item) = walk.next_entry() {
+        match item {
+            Ok(e) => {
+                let path = e.path();
+                if swapped {
+                    after_swap.push(path.clone());
+                }
+                // Deep in the first chain, swap the top-level `a` for another directory.
+                if !swapped && e.depth() == 10 {
+                    let top = tmp.path().join("a");
+                    std::fs::rename(&top, tmp.path().join("moved")).unwrap();
+                    // An impostor of the same shape: only the identity check tells.
+                    let mut dir = top.clone();
+                    for _ in 0..11 {
+                        std::fs::create_dir_all(dir.join("b")).unwrap();
+                        std::fs::write(dir.join("b/f"), b"").unwrap();
+                        dir.push("a");
+                    }
+                    std::fs::create_dir_all(&dir).unwrap();
+                    swapped = true;
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    assert!(swapped);
+    assert!(!errors.is_empty(), "the swap must be noticed");
+    for e in &errors {
+        assert!(e.path().starts_with(tmp.path()), "{e}");
+        assert!(
+            e.to_string().contains("directory replaced during the walk"),
+            "{e}"
+        );
+    }
+    // Nothing under the impostor `a/b` was listed as if it were the old tree's.
+    assert!(!after_swap.iter().any(|p| p == &tmp.path().join("a/b/f")));
+}
+
+#[test]
+fn skip_prunes_before_opening_and_stop_ends() {
+    let tmp = sample_tree();
+    let mut names = Vec::new();
+    WalkBuilder::new(tmp.path()).sort(true).build().visit(|e| {
+        let e = e.unwrap();
+        names.push(e.path());
+        if e.name() == b"a" {
+            Control::Skip
+        } else if e.name() == b"dangling" {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    });
+    let rel: Vec<_> = names
+        .iter()
+        .map(|p| p.strip_prefix(tmp.path()).unwrap().to_path_buf())
+        .collect();
+    assert_eq!(
+        rel,
+        vec![
+            PathBuf::from(""),
+            PathBuf::from("a"),
+            PathBuf::from("d"),
+            PathBuf::from("dangling")
+        ]
+    );
+}
+
+#[test]
+fn loop_through_a_link_is_reported_once_and_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("x/y")).unwrap();
+    symlink("../..", tmp.path().join("x/y/back")).unwrap();
+    let mut errors = Vec::new();
+    let mut count = 0;
+    for item in WalkBuilder::new(tmp.path()).follow_links(true).build() {
+        match item {
+            Ok(_) => count += 1,
+            Err(e) => errors.push(e),
+        }
+    }
+    assert_eq!(count, 3, "root, x, x/y");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].path(), tmp.path().join("x/y/back"));
+    assert_eq!(errors[0].loop_ancestor(), Some(tmp.path()));
+}
