@@ -12,8 +12,16 @@ pub(crate) struct Item {
     start: u32,
     len: u32,
     pub(crate) file_type: FileType,
+    /// A symbolic link that was followed ([`Listing::resolve_all`]).
+    pub(crate) followed_link: bool,
+    /// Index into the listing's targets (a directory's identity, with links followed) or
+    /// errors, or `NONE`.
+    aux: u32,
+    is_error: bool,
     pub(crate) ino: u64,
 }
+
+const NONE: u32 = u32::MAX;
 
 /// The entries of one directory, read in one go: names side by side in one buffer
 /// (each followed by a NUL, so it can be passed to the kernel as it is).
@@ -21,6 +29,21 @@ pub(crate) struct Item {
 pub(crate) struct Listing {
     names: Vec<u8>,
     pub(crate) items: Vec<Item>,
+    targets: Vec<(u64, u64)>,
+    errors: Vec<Option<io::Error>>,
+}
+
+/// What [`Listing::resolved`] says of an item.
+pub(crate) enum Outcome {
+    /// Its final type, whether it is a followed link, and for a directory when links are
+    /// followed, its (device, inode).
+    Entry {
+        file_type: FileType,
+        followed_link: bool,
+        target: Option<(u64, u64)>,
+    },
+    /// Finding its type failed.
+    Error(io::Error),
 }
 
 impl Listing {
@@ -28,6 +51,55 @@ impl Listing {
     pub(crate) fn clear(&mut self) {
         self.names.clear();
         self.items.clear();
+        self.targets.clear();
+        self.errors.clear();
+    }
+
+    /// Gives every entry its final type (see [`resolve`]): afterwards the directory's
+    /// handle is needed only to open subdirectories.
+    pub(crate) fn resolve_all(&mut self, dir: &Dir, follow_links: bool) {
+        for i in 0..self.items.len() {
+            let item = self.items[i];
+            let needs = item.file_type == FileType::Unknown
+                || (follow_links && matches!(item.file_type, FileType::Symlink | FileType::Dir));
+            if !needs {
+                continue;
+            }
+            match resolve(dir, self, &item, follow_links) {
+                Resolved::Entry {
+                    file_type,
+                    followed_link,
+                    target,
+                } => {
+                    let it = &mut self.items[i];
+                    it.file_type = file_type;
+                    it.followed_link = followed_link;
+                    if let Some(t) = target {
+                        it.aux = self.targets.len() as u32;
+                        self.targets.push(t);
+                    }
+                }
+                Resolved::Error(e) => {
+                    let it = &mut self.items[i];
+                    it.is_error = true;
+                    it.aux = self.errors.len() as u32;
+                    self.errors.push(Some(e));
+                }
+            }
+        }
+    }
+
+    /// What [`Listing::resolve_all`] found for `item` (an error is handed out once).
+    pub(crate) fn resolved(&mut self, item: &Item) -> Outcome {
+        if item.is_error {
+            let e = self.errors[item.aux as usize].take();
+            return Outcome::Error(e.unwrap_or_else(|| io::Error::other("error already reported")));
+        }
+        Outcome::Entry {
+            file_type: item.file_type,
+            followed_link: item.followed_link,
+            target: (item.aux != NONE).then(|| self.targets[item.aux as usize]),
+        }
     }
 
     /// Reads every entry of `dir` into this (empty) listing. With `forget_types`, every
@@ -52,6 +124,9 @@ impl Listing {
                 } else {
                     e.file_type()
                 },
+                followed_link: false,
+                aux: NONE,
+                is_error: false,
                 ino: e.ino(),
             });
         })
@@ -79,18 +154,17 @@ impl Listing {
         CStr::from_bytes_with_nul(bytes).expect("listing names are NUL-terminated")
     }
 
-    /// The index of the last entry that may be a directory (or a link to one, when
-    /// links are followed), if any: past it, the directory's handle is no longer needed.
-    pub(crate) fn last_possible_dir(&self, follow_links: bool) -> Option<usize> {
-        self.items.iter().rposition(|i| {
-            matches!(i.file_type, FileType::Dir | FileType::Unknown)
-                || (follow_links && i.file_type == FileType::Symlink)
-        })
+    /// The index of the last entry that is a directory (after [`Listing::resolve_all`]),
+    /// if any: past it, the directory's handle is no longer needed.
+    pub(crate) fn last_dir(&self) -> Option<usize> {
+        self.items
+            .iter()
+            .rposition(|i| i.file_type == FileType::Dir && !i.is_error)
     }
 }
 
 /// What an entry turned out to be once its type is known.
-pub(crate) enum Resolved {
+enum Resolved {
     /// A usable entry: its type (the target's, for a followed link), whether it is a
     /// followed link, and for a followed link to a directory the target's identity.
     Entry {
@@ -106,17 +180,9 @@ pub(crate) enum Resolved {
 /// `statx` asking for the type alone where it did not, and by following a symbolic link
 /// when `follow_links` is set (a dangling link stays a link). With `follow_links`, a
 /// directory's identity is asked for too, to detect loops.
-pub(crate) fn resolve(
-    dir: Option<&Dir>,
-    list: &Listing,
-    item: &Item,
-    follow_links: bool,
-) -> Resolved {
+fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool) -> Resolved {
     let mut file_type = item.file_type;
     if file_type == FileType::Unknown {
-        let Some(dir) = dir else {
-            return Resolved::Error(io::Error::other("directory handle unavailable"));
-        };
         match dir.stat_at(list.c_name(item), StatMask::TYPE, false) {
             Ok(m) => file_type = m.file_type(),
             Err(e) => return Resolved::Error(e),
@@ -125,9 +191,6 @@ pub(crate) fn resolve(
     // Following links, a directory may be one being walked already (reached again
     // through a link higher up): its identity is needed before it is reported.
     if follow_links && file_type == FileType::Dir {
-        let Some(dir) = dir else {
-            return Resolved::Error(io::Error::other("directory handle unavailable"));
-        };
         return match dir.stat_at(list.c_name(item), StatMask::TYPE, false) {
             Ok(m) => Resolved::Entry {
                 file_type: m.file_type(),
@@ -138,9 +201,6 @@ pub(crate) fn resolve(
         };
     }
     if file_type == FileType::Symlink && follow_links {
-        let Some(dir) = dir else {
-            return Resolved::Error(io::Error::other("directory handle unavailable"));
-        };
         return match dir.stat_at(list.c_name(item), StatMask::TYPE, true) {
             Ok(m) => Resolved::Entry {
                 file_type: m.file_type(),

@@ -1,7 +1,7 @@
 //! The serial walker: an explicit stack of directory frames, depth first, no recursion,
 //! a bounded number of open handles.
 
-use super::listing::{Item, Listing, Resolved, resolve};
+use super::listing::{Item, Listing, Outcome};
 use super::{
     Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, path_to_bytes,
 };
@@ -210,31 +210,18 @@ impl Walk {
             let item = top.list.items[top.cursor];
             top.cursor += 1;
             let depth = top.depth + 1;
-            let follow = self.opts.follow_links;
-            let needs_handle = item.file_type == FileType::Unknown
-                || (follow && matches!(item.file_type, FileType::Symlink | FileType::Dir));
-            if needs_handle && top.dir.is_none() {
-                let i = self.stack.len() - 1;
-                if let Err(e) = self.ensure_open(i) {
-                    let top = self.stack.last_mut().expect("frame");
-                    top.cursor = top.list.items.len();
-                    let path = bytes_to_path(self.path[..top.path_len].to_vec());
-                    return Some(Step::Error(Error::io(path, top.depth, e)));
+            let (file_type, followed_link, target) = match top.list.resolved(&item) {
+                Outcome::Entry {
+                    file_type,
+                    followed_link,
+                    target,
+                } => (file_type, followed_link, target),
+                Outcome::Error(e) => {
+                    let path = join(&self.path[..top.path_len], top.list.name(&item));
+                    return Some(Step::Error(Error::io(path, depth, e)));
                 }
-            }
+            };
             let top = self.stack.last().expect("frame");
-            let (file_type, followed_link, target) =
-                match resolve(top.dir.as_ref(), &top.list, &item, follow) {
-                    Resolved::Entry {
-                        file_type,
-                        followed_link,
-                        target,
-                    } => (file_type, followed_link, target),
-                    Resolved::Error(e) => {
-                        let path = join(&self.path[..top.path_len], top.list.name(&item));
-                        return Some(Step::Error(Error::io(path, depth, e)));
-                    }
-                };
             if let Some(id) = target {
                 if let Some(anc) = self.stack.iter().find(|f| f.id == Some(id)) {
                     let path = join(&self.path[..top.path_len], top.list.name(&item));
@@ -379,7 +366,8 @@ impl Walk {
         if self.opts.sort {
             list.sort();
         }
-        let last_dir = list.last_possible_dir(self.opts.follow_links);
+        list.resolve_all(&dir, self.opts.follow_links);
+        let last_dir = list.last_dir();
         let keep = last_dir.is_some();
         if keep {
             self.open += 1;
