@@ -3,10 +3,12 @@
 use crate::output::{Closed, Output};
 use crate::report;
 use clap::Args;
-use ftw::walk::{Control, WalkBuilder};
+use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{SyncSender, sync_channel};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -21,7 +23,7 @@ need not be UTF-8). Errors are reported as 'ftw: PATH: reason' on standard error
 the listing goes on; the exit status is then 1.";
 
 /// List every entry under each PATH (like 'find PATH -mindepth 1').
-#[derive(Args)]
+#[derive(Args, Clone)]
 #[command(after_help = EXAMPLES)]
 pub struct FindArgs {
     /// Trees to list [default: .]. A root that is a symbolic link is followed.
@@ -54,14 +56,17 @@ pub struct FindArgs {
     #[arg(short = 's', long = "sort")]
     sort: bool,
 
-    /// Worker threads (0: chosen by ftw). The walk is serial for now: any value runs
-    /// one thread.
+    /// Worker threads. 0 (the default): one per core to start with, and more, up to 32,
+    /// while they wait on the disk (a cold cache). 1: a serial walk.
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
+
+    /// Stop after printing N entries.
+    #[arg(long = "max-results", value_name = "N")]
+    max_results: Option<u64>,
 }
 
 pub fn run(args: FindArgs) -> ExitCode {
-    let _ = args.threads;
     let mut out = match Output::stdout() {
         Ok(o) => o,
         Err(e) => {
@@ -72,48 +77,29 @@ pub fn run(args: FindArgs) -> ExitCode {
     let roots = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths
+        args.paths.clone()
     };
+    let mut b = WalkBuilder::new(&roots[0])
+        .min_depth(args.min_depth)
+        .follow_links(args.follow)
+        .same_file_system(args.one_file_system)
+        .sort(args.sort)
+        .threads(args.threads);
+    for r in &roots[1..] {
+        b = b.add_root(r);
+    }
+    if let Some(d) = args.max_depth {
+        b = b.max_depth(d);
+    }
     let end = if args.print0 { 0u8 } else { b'\n' };
-    let mut failed = false;
-    let mut closed = None;
-    for root in roots {
-        let mut b = WalkBuilder::new(&root)
-            .min_depth(args.min_depth)
-            .follow_links(args.follow)
-            .same_file_system(args.one_file_system)
-            .sort(args.sort);
-        if let Some(d) = args.max_depth {
-            b = b.max_depth(d);
-        }
-        b.build().visit(|item| match item {
-            Ok(entry) => {
-                let buf = out.buf();
-                entry.write_path(buf);
-                buf.push(end);
-                match out.end_record() {
-                    Ok(()) => Control::Continue,
-                    Err(c) => {
-                        closed = Some(c);
-                        Control::Stop
-                    }
-                }
-            }
-            Err(err) => {
-                failed = true;
-                report(err.path().as_os_str().as_bytes(), &err.reason());
-                Control::Continue
-            }
-        });
-        if closed.is_some() {
-            break;
-        }
-    }
-    if closed.is_none() {
-        if let Err(c) = out.flush() {
-            closed = Some(c);
-        }
-    }
+    let limit = args.max_results.unwrap_or(u64::MAX);
+    let failed = AtomicBool::new(false);
+    let (closed, _) = if args.sort || args.threads == 1 {
+        serial(b, &mut out, end, limit, &failed)
+    } else {
+        parallel(b, &mut out, end, limit, &failed)
+    };
+    let closed = closed.or_else(|| out.flush().err());
     match closed {
         Some(Closed::Pipe) => return ExitCode::SUCCESS,
         Some(Closed::Failed(e)) => {
@@ -122,9 +108,161 @@ pub fn run(args: FindArgs) -> ExitCode {
         }
         None => {}
     }
-    if failed {
+    if failed.load(Ordering::Relaxed) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
+}
+
+fn report_error(err: &ftw::walk::Error, failed: &AtomicBool) {
+    failed.store(true, Ordering::Relaxed);
+    report(err.path().as_os_str().as_bytes(), &err.reason());
+}
+
+/// One thread, entries in walk order, written straight into the output buffer.
+fn serial(
+    b: WalkBuilder,
+    out: &mut Output,
+    end: u8,
+    limit: u64,
+    failed: &AtomicBool,
+) -> (Option<Closed>, u64) {
+    let mut closed = None;
+    let mut count = 0u64;
+    if limit == 0 {
+        return (None, 0);
+    }
+    b.build().visit(|item| match item {
+        Ok(entry) => {
+            let buf = out.buf();
+            entry.write_path(buf);
+            buf.push(end);
+            count += 1;
+            if let Err(c) = out.end_record() {
+                closed = Some(c);
+                return Control::Stop;
+            }
+            if count >= limit {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        }
+        Err(err) => {
+            report_error(&err, failed);
+            Control::Continue
+        }
+    });
+    (closed, count)
+}
+
+/// Each worker formats its entries into a batch of its own and hands full batches to
+/// this thread through a bounded queue: a slow reader makes the workers wait, so memory
+/// stays bounded whatever the reader does.
+struct Batcher<'a> {
+    buf: Vec<u8>,
+    records: u64,
+    end: u8,
+    tx: SyncSender<(Vec<u8>, u64)>,
+    stop: &'a AtomicBool,
+    failed: &'a AtomicBool,
+}
+
+const BATCH: usize = 64 << 10;
+
+impl Batcher<'_> {
+    fn send(&mut self) -> bool {
+        if self.buf.is_empty() {
+            return true;
+        }
+        let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH + 4096));
+        let ok = self.tx.send((batch, self.records)).is_ok();
+        self.records = 0;
+        ok
+    }
+}
+
+impl ParallelVisitor for Batcher<'_> {
+    fn visit(&mut self, item: Result<&ftw::walk::Entry<'_>, ftw::walk::Error>) -> Control {
+        if self.stop.load(Ordering::Relaxed) {
+            return Control::Stop;
+        }
+        match item {
+            Ok(entry) => {
+                entry.write_path(&mut self.buf);
+                self.buf.push(self.end);
+                self.records += 1;
+                if self.buf.len() >= BATCH && !self.send() {
+                    return Control::Stop;
+                }
+            }
+            Err(err) => report_error(&err, self.failed),
+        }
+        Control::Continue
+    }
+}
+
+impl Drop for Batcher<'_> {
+    fn drop(&mut self) {
+        self.send();
+    }
+}
+
+fn parallel(
+    b: WalkBuilder,
+    out: &mut Output,
+    end: u8,
+    limit: u64,
+    failed: &AtomicBool,
+) -> (Option<Closed>, u64) {
+    if limit == 0 {
+        return (None, 0);
+    }
+    let stop = AtomicBool::new(false);
+    // At most this many batches wait for the writer: 2 MiB.
+    let (tx, rx) = sync_channel::<(Vec<u8>, u64)>(32);
+    let mut closed = None;
+    let mut count = 0u64;
+    std::thread::scope(|s| {
+        let walk = b.build_parallel();
+        let stop = &stop;
+        s.spawn(move || {
+            walk.visit(|| Batcher {
+                buf: Vec::with_capacity(BATCH + 4096),
+                records: 0,
+                end,
+                tx: tx.clone(),
+                stop,
+                failed,
+            });
+        });
+        for (batch, records) in rx.iter() {
+            if closed.is_some() || count >= limit {
+                continue; // drain, so that no worker waits on a full queue
+            }
+            let take = if count + records > limit {
+                // Cut the batch after the record that reaches the limit.
+                let want = (limit - count) as usize;
+                let cut = batch
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &b)| b == end)
+                    .nth(want - 1)
+                    .map_or(batch.len(), |(i, _)| i + 1);
+                &batch[..cut]
+            } else {
+                &batch[..]
+            };
+            count += records.min(limit - count);
+            out.buf().extend_from_slice(take);
+            if let Err(c) = out.end_record() {
+                closed = Some(c);
+            }
+            if closed.is_some() || count >= limit {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    });
+    (closed, count)
 }

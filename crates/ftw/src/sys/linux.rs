@@ -214,3 +214,9 @@ fn file_type_of(t: rfs::FileType) -> FileType {
 pub fn fd_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
+
+/// CPU time used so far by every thread of this process (user and system).
+pub fn process_cpu_time() -> std::time::Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}

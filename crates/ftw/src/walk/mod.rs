@@ -47,9 +47,12 @@
 
 mod error;
 pub(crate) mod listing;
+mod parallel;
+pub mod pool;
 mod serial;
 
 pub use error::{Error, describe};
+pub use parallel::{ParallelVisitor, ParallelWalk, max_io_threads};
 pub use serial::Walk;
 
 use crate::sys::FileType;
@@ -100,6 +103,7 @@ pub(crate) struct Options {
     pub(crate) sort: bool,
     pub(crate) fd_budget: usize,
     pub(crate) buf_size: usize,
+    pub(crate) threads: usize,
     /// Treat every `d_type` as unknown, as some file systems report it (tests only).
     pub(crate) forget_types: bool,
 }
@@ -131,6 +135,7 @@ impl WalkBuilder {
                 sort: false,
                 fd_budget: default_fd_budget(),
                 buf_size: crate::sys::DEFAULT_DIR_BUF,
+                threads: 0,
                 forget_types: false,
             },
             filter: None,
@@ -183,6 +188,14 @@ impl WalkBuilder {
     /// directory whose handle was closed is reopened when needed.
     pub fn fd_budget(mut self, n: usize) -> Self {
         self.opts.fd_budget = n.max(2);
+        self
+    }
+
+    /// Worker threads for [`WalkBuilder::build_parallel`] (and the read-ahead of a sorted
+    /// [`WalkBuilder::build`]): `n` fixes the count; 0 (the default) starts with one per
+    /// core and adds workers, up to [`max_io_threads`], while they wait on the disk.
+    pub fn threads(mut self, n: usize) -> Self {
+        self.opts.threads = n;
         self
     }
 

@@ -1,0 +1,415 @@
+//! The parallel walk: one job per directory on the work-stealing [`pool`](super::pool),
+//! each job opening its directory relative to a shared handle of its parent, reading it
+//! with the worker's own buffer, reporting its entries to the worker's visitor and
+//! pushing its subdirectories. Entries come in no fixed order.
+
+use super::listing::{Listing, Outcome};
+use super::pool::{self, PoolOptions, PoolStats, Scope};
+use super::{Control, Entry, Error, Options, WalkBuilder, bytes_to_path, path_to_bytes};
+use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
+use std::ffi::CStr;
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What each worker of a [`ParallelWalk`] reports entries to.
+///
+/// Closures `FnMut(Result<&Entry, Error>) -> Control + Send` are visitors.
+pub trait ParallelVisitor: Send {
+    /// Sees one entry or error; [`Control::Skip`] keeps a directory from being opened,
+    /// [`Control::Stop`] ends the whole walk (every worker) promptly.
+    fn visit(&mut self, item: Result<&Entry<'_>, Error>) -> Control;
+}
+
+impl<F> ParallelVisitor for F
+where
+    F: FnMut(Result<&Entry<'_>, Error>) -> Control + Send,
+{
+    fn visit(&mut self, item: Result<&Entry<'_>, Error>) -> Control {
+        self(item)
+    }
+}
+
+/// A walk run by several threads, made by [`WalkBuilder::build_parallel`].
+///
+/// ```
+/// use ftw::walk::{Control, WalkBuilder};
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let tmp = tempfile::tempdir()?;
+/// for i in 0..10 {
+///     std::fs::create_dir_all(tmp.path().join(format!("d{i}/sub")))?;
+///     std::fs::write(tmp.path().join(format!("d{i}/sub/f")), b"")?;
+/// }
+/// let count = AtomicUsize::new(0);
+/// WalkBuilder::new(tmp.path()).min_depth(1).threads(2).build_parallel().visit(|| {
+///     |item: Result<&ftw::walk::Entry<'_>, ftw::walk::Error>| {
+///         item.expect("readable");
+///         count.fetch_add(1, Ordering::Relaxed);
+///         Control::Continue
+///     }
+/// });
+/// assert_eq!(count.into_inner(), 30);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct ParallelWalk {
+    roots: Vec<PathBuf>,
+    opts: Options,
+}
+
+/// A directory handle shared by the jobs of its subdirectories; counted against the
+/// walk's handle budget while it lives.
+struct Handle {
+    dir: Dir,
+    open: Arc<AtomicUsize>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A directory on the way down, for loop detection with `follow_links`.
+struct Ancestor {
+    id: (u64, u64),
+    path_len: usize,
+    parent: Option<Arc<Ancestor>>,
+}
+
+/// One directory to read.
+struct DirJob {
+    /// The nearest ancestor whose handle is kept, and where its path ends in `path`:
+    /// the directory is opened from it one component at a time (just its own name when
+    /// it is the parent).
+    base: Option<(Arc<Handle>, usize)>,
+    /// The directory's path (for a root, as given).
+    path: Vec<u8>,
+    depth: usize,
+    via_link: bool,
+    ancestors: Option<Arc<Ancestor>>,
+    root_dev: u64,
+}
+
+/// A worker's own things: its read buffer, its listing, its visitor.
+struct WorkerState<V> {
+    buf: DirBuf,
+    list: Listing,
+    visitor: V,
+}
+
+struct Ctx {
+    opts: Options,
+    open: Arc<AtomicUsize>,
+    /// Handles that may be kept for subdirectories' jobs (the budget less what the
+    /// workers hold while reading).
+    keep_limit: usize,
+}
+
+impl WalkBuilder {
+    /// Starts a walk on several threads (see [`WalkBuilder::threads`]); entries come in
+    /// no fixed order.
+    pub fn build_parallel(self) -> ParallelWalk {
+        ParallelWalk {
+            roots: self.roots,
+            opts: self.opts,
+        }
+    }
+}
+
+impl ParallelWalk {
+    /// Runs the walk: each worker thread calls `make_visitor` once and reports its
+    /// entries to the visitor it made (dropped when the worker ends). Returns when every
+    /// entry was seen or a visitor said [`Control::Stop`].
+    pub fn visit<V, M>(self, make_visitor: M) -> PoolStats
+    where
+        V: ParallelVisitor,
+        M: Fn() -> V + Sync,
+    {
+        let opts = self.opts;
+        let pool_opts = match opts.threads {
+            0 => PoolOptions::adaptive(max_io_threads(opts.fd_budget)),
+            n => PoolOptions::fixed(n),
+        };
+        let reserve = 2 * pool_opts.max_threads + 1;
+        let ctx = Ctx {
+            open: Arc::new(AtomicUsize::new(0)),
+            keep_limit: opts.fd_budget.saturating_sub(reserve).max(1),
+            opts,
+        };
+        let roots = self.roots.iter().map(|r| DirJob {
+            base: None,
+            path: path_to_bytes(r),
+            depth: 0,
+            via_link: false,
+            ancestors: None,
+            root_dev: 0,
+        });
+        pool::run(
+            roots,
+            pool_opts,
+            || WorkerState {
+                buf: DirBuf::with_capacity(ctx.opts.buf_size),
+                list: Listing::default(),
+                visitor: make_visitor(),
+            },
+            |state, job, scope| run_job(&ctx, state, job, scope),
+        )
+    }
+}
+
+/// The most workers the default choice grows to: 32 (the disk wants many requests in
+/// flight on a cold cache), fewer when the handle budget is small.
+pub fn max_io_threads(fd_budget: usize) -> usize {
+    (fd_budget / 4).clamp(1, 32)
+}
+
+fn report<V: ParallelVisitor>(state: &mut WorkerState<V>, scope: &Scope<'_, DirJob>, err: Error) {
+    if state.visitor.visit(Err(err)) == Control::Stop {
+        scope.stop();
+    }
+}
+
+/// Opens the job's directory: a root by its path, any other from its base handle, one
+/// component at a time (symbolic links followed only where the walk follows them).
+fn open(job: &DirJob, follow_links: bool) -> io::Result<Dir> {
+    let Some((base, base_len)) = &job.base else {
+        return Dir::open(&bytes_to_path(job.path.clone()));
+    };
+    let rest = &job.path[*base_len..];
+    let mut comps = rest
+        .split(|&b| b == b'/')
+        .filter(|c| !c.is_empty())
+        .peekable();
+    let mut cur: Option<Dir> = None;
+    let mut name = Vec::with_capacity(256);
+    while let Some(c) = comps.next() {
+        name.clear();
+        name.extend_from_slice(c);
+        name.push(0);
+        let cname = CStr::from_bytes_with_nul(&name)
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let from = cur.as_ref().unwrap_or(&base.dir);
+        // Intermediate components were entered through links only if the walk follows
+        // links; the last one is this job's own directory.
+        let last = comps.peek().is_none();
+        let d = if (last && job.via_link) || (!last && follow_links) {
+            from.open_at_follow(cname)?
+        } else {
+            from.open_at(cname)?
+        };
+        cur = Some(d);
+    }
+    cur.ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+fn run_job<V: ParallelVisitor>(
+    ctx: &Ctx,
+    state: &mut WorkerState<V>,
+    mut job: DirJob,
+    scope: &Scope<'_, DirJob>,
+) {
+    if scope.is_stopped() {
+        return;
+    }
+    let opts = &ctx.opts;
+    let want_id = opts.follow_links || opts.same_file_system;
+    // Open, identify and read the directory: the time the pool watches.
+    let opened = scope.io(|| {
+        let dir = open(&job, opts.follow_links)?;
+        let id = if want_id {
+            let m = dir.stat(StatMask::TYPE)?;
+            Some((m.dev, m.ino))
+        } else {
+            None
+        };
+        Ok::<_, io::Error>((dir, id))
+    });
+    let (dir, id) = match opened {
+        Ok(x) => x,
+        Err(e) if job.depth == 0 && matches!(e.raw_os_error(), Some(20) | Some(2)) => {
+            // A root that is not a directory (or a dangling link): a single entry.
+            let root = bytes_to_path(job.path.clone());
+            match sys::stat_path(&root, StatMask::TYPE, e.raw_os_error() == Some(20)) {
+                Ok(m) if opts.min_depth == 0 => {
+                    let entry = Entry {
+                        parent: b"",
+                        name: &job.path,
+                        depth: 0,
+                        file_type: m.file_type(),
+                        followed_link: false,
+                        ino: 0,
+                    };
+                    if state.visitor.visit(Ok(&entry)) == Control::Stop {
+                        scope.stop();
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => report(state, scope, Error::io(root, 0, e)),
+            }
+            return;
+        }
+        Err(e) => {
+            report(
+                state,
+                scope,
+                Error::io(bytes_to_path(job.path.clone()), job.depth, e),
+            );
+            return;
+        }
+    };
+    if job.depth == 0 {
+        job.root_dev = id.map_or(0, |(dev, _)| dev);
+        if opts.min_depth == 0 {
+            let entry = Entry {
+                parent: b"",
+                name: &job.path,
+                depth: 0,
+                file_type: FileType::Dir,
+                followed_link: false,
+                ino: 0,
+            };
+            match state.visitor.visit(Ok(&entry)) {
+                Control::Continue => {}
+                Control::Skip => return,
+                Control::Stop => return scope.stop(),
+            }
+        }
+        if opts.max_depth == 0 {
+            return;
+        }
+    } else if opts.same_file_system && id.is_some_and(|(dev, _)| dev != job.root_dev) {
+        return;
+    }
+    let ancestors = match (opts.follow_links, id) {
+        (true, Some(id)) => Some(Arc::new(Ancestor {
+            id,
+            path_len: job.path.len(),
+            parent: job.ancestors.take(),
+        })),
+        _ => None,
+    };
+    state.list.clear();
+    let read = scope.io(|| {
+        let r = state.list.read(&dir, &mut state.buf, opts.forget_types);
+        state.list.resolve_all(&dir, opts.follow_links);
+        r
+    });
+    if let Err(e) = read {
+        report(
+            state,
+            scope,
+            Error::io(bytes_to_path(job.path.clone()), job.depth, e),
+        );
+    }
+    // Keep this directory's handle for its subdirectories' jobs while the budget
+    // allows; past it, they open themselves from the nearest kept ancestor.
+    let has_dirs = state.list.last_dir().is_some() && job.depth + 1 < opts.max_depth;
+    let mut handle: Option<Arc<Handle>> = None;
+    let mut dir = Some(dir);
+    let child_base = |handle: &mut Option<Arc<Handle>>, dir: &mut Option<Dir>, job: &DirJob| {
+        if handle.is_none() {
+            if let Some(d) = dir.take() {
+                // A root's handle is always kept: every job below has a base.
+                if ctx.open.fetch_add(1, Ordering::Relaxed) < ctx.keep_limit || job.depth == 0 {
+                    *handle = Some(Arc::new(Handle {
+                        dir: d,
+                        open: ctx.open.clone(),
+                    }));
+                } else {
+                    ctx.open.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+        }
+        match handle {
+            Some(h) => Some((h.clone(), job.path.len())),
+            None => job.base.clone(),
+        }
+    };
+    let depth = job.depth + 1;
+    let mut stop = false;
+    for i in 0..state.list.items.len() {
+        let item = state.list.items[i];
+        let (file_type, followed_link, target) = match state.list.resolved(&item) {
+            Outcome::Entry {
+                file_type,
+                followed_link,
+                target,
+            } => (file_type, followed_link, target),
+            Outcome::Error(e) => {
+                let path = join(&job.path, state.list.name(&item));
+                report(state, scope, Error::io(path, depth, e));
+                continue;
+            }
+        };
+        if let Some(t) = target {
+            let mut a = ancestors.as_deref();
+            let mut looped = None;
+            while let Some(anc) = a {
+                if anc.id == t {
+                    looped = Some(anc.path_len);
+                    break;
+                }
+                a = anc.parent.as_deref();
+            }
+            if let Some(len) = looped {
+                let path = join(&job.path, state.list.name(&item));
+                let ancestor = bytes_to_path(job.path[..len].to_vec());
+                report(state, scope, Error::fs_loop(path, depth, ancestor));
+                continue;
+            }
+        }
+        let entry = Entry {
+            parent: &job.path,
+            name: state.list.name(&item),
+            depth,
+            file_type,
+            followed_link,
+            ino: item.ino,
+        };
+        let control = if depth >= opts.min_depth {
+            state.visitor.visit(Ok(&entry))
+        } else {
+            Control::Continue
+        };
+        match control {
+            Control::Stop => {
+                stop = true;
+                break;
+            }
+            Control::Skip => continue,
+            Control::Continue => {}
+        }
+        if file_type == FileType::Dir && has_dirs {
+            let mut path = Vec::with_capacity(job.path.len() + entry.name.len() + 1);
+            path.extend_from_slice(&job.path);
+            if !path.ends_with(b"/") {
+                path.push(b'/');
+            }
+            path.extend_from_slice(state.list.name(&item));
+            let base = child_base(&mut handle, &mut dir, &job);
+            scope.push(DirJob {
+                base,
+                path,
+                depth,
+                via_link: followed_link,
+                ancestors: ancestors.clone(),
+                root_dev: job.root_dev,
+            });
+        }
+    }
+    if stop {
+        scope.stop();
+    }
+}
+
+fn join(parent: &[u8], name: &[u8]) -> PathBuf {
+    let mut v = Vec::with_capacity(parent.len() + name.len() + 1);
+    v.extend_from_slice(parent);
+    if !parent.is_empty() && !parent.ends_with(b"/") {
+        v.push(b'/');
+    }
+    v.extend_from_slice(name);
+    bytes_to_path(v)
+}

@@ -1,0 +1,303 @@
+//! A work-stealing pool for per-directory jobs, independent of what a job does: listing,
+//! removal and disk usage each bring their own job type.
+//!
+//! Each worker keeps a LIFO deque of its own (depth first: the directory it just found
+//! is the next it reads, while its handles are warm), and steals the oldest jobs of the
+//! others when it runs dry. A job pushes the jobs it finds through its [`Scope`].
+//!
+//! The pool starts with [`PoolOptions::threads`] workers. With
+//! [`PoolOptions::max_threads`] above that, the thread that called [`run`] watches, every
+//! 10 ms, how the workers spend their time: when the time they spend inside the file
+//! system calls they mark ([`Scope::io`]) is well above the CPU time the process uses,
+//! they are waiting for the disk (a cold cache), and while work is queued the pool
+//! doubles its workers, up to the cap. On a warm cache the two times are alike (the
+//! calls spend their time on the CPU), and the pool stays as it started.
+//!
+//! ```
+//! use ftw::walk::pool::{run, PoolOptions};
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//!
+//! // Count the nodes of a binary tree of depth 10, one job per node.
+//! let nodes = AtomicUsize::new(0);
+//! run(vec![0u32], PoolOptions::fixed(2), || (), |_, depth, scope| {
+//!     nodes.fetch_add(1, Ordering::Relaxed);
+//!     if depth < 10 {
+//!         scope.push(depth + 1);
+//!         scope.push(depth + 1);
+//!     }
+//! });
+//! assert_eq!(nodes.into_inner(), (1 << 11) - 1);
+//! ```
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// How many workers a pool runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// Workers at the start (at least 1).
+    pub threads: usize,
+    /// The most workers the pool may grow to when they wait on the disk.
+    pub max_threads: usize,
+}
+
+impl PoolOptions {
+    /// Exactly `n` workers, never more.
+    pub fn fixed(n: usize) -> PoolOptions {
+        PoolOptions {
+            threads: n.max(1),
+            max_threads: n.max(1),
+        }
+    }
+
+    /// As many workers as cores to start with, growing up to `max` when the disk is
+    /// what they wait for.
+    pub fn adaptive(max: usize) -> PoolOptions {
+        let cores = cores();
+        PoolOptions {
+            threads: cores,
+            max_threads: max.max(cores),
+        }
+    }
+}
+
+/// The number of cores this process may run on.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What a pool did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PoolStats {
+    /// Workers at the end (the most it had).
+    pub threads: usize,
+    /// Jobs run.
+    pub jobs: u64,
+}
+
+struct Shared<J> {
+    injector: Injector<J>,
+    stealers: RwLock<Vec<Stealer<J>>>,
+    /// Jobs pushed and not yet finished: zero means the work is done.
+    pending: AtomicUsize,
+    stop: AtomicBool,
+    /// Nanoseconds spent inside [`Scope::io`], all workers together.
+    io_ns: AtomicU64,
+    jobs: AtomicU64,
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
+    /// Workers that have not exited.
+    live: AtomicUsize,
+}
+
+impl<J> Shared<J> {
+    fn done(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.pending.load(Ordering::Acquire) == 0
+    }
+
+    fn wake_all(&self) {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.wake.notify_all();
+    }
+}
+
+/// What a job sees of the pool: where to push the jobs it finds.
+pub struct Scope<'a, J> {
+    local: &'a Worker<J>,
+    shared: &'a Shared<J>,
+}
+
+impl<J> Scope<'_, J> {
+    /// Queues a job (on this worker's own deque, where others may steal it).
+    pub fn push(&self, job: J) {
+        self.shared.pending.fetch_add(1, Ordering::AcqRel);
+        self.local.push(job);
+        if self.shared.sleepers.load(Ordering::Relaxed) > 0 {
+            self.shared.wake.notify_one();
+        }
+    }
+
+    /// Ends the whole run: every worker stops after its current job; queued jobs are
+    /// dropped without running.
+    pub fn stop(&self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.wake_all();
+    }
+
+    /// Whether the run was stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f`, counting its time as time in the file system (see the module's notes on
+    /// growing).
+    #[inline]
+    pub fn io<T>(&self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let r = f();
+        self.shared
+            .io_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r
+    }
+}
+
+/// Runs `roots` and every job they push on a pool of workers, until no job is left or
+/// a job calls [`Scope::stop`]. Each worker makes its own state with `make_state`
+/// (dropped when the worker ends: a place to flush buffers) and calls
+/// `handle(state, job, scope)` for each job it takes. The calling thread only watches.
+pub fn run<J, S, MS, H>(
+    roots: impl IntoIterator<Item = J>,
+    opts: PoolOptions,
+    make_state: MS,
+    handle: H,
+) -> PoolStats
+where
+    J: Send,
+    MS: Fn() -> S + Sync,
+    H: Fn(&mut S, J, &Scope<'_, J>) + Sync,
+{
+    let shared = Shared {
+        injector: Injector::new(),
+        stealers: RwLock::new(Vec::new()),
+        pending: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        io_ns: AtomicU64::new(0),
+        jobs: AtomicU64::new(0),
+        sleepers: AtomicUsize::new(0),
+        lock: Mutex::new(()),
+        wake: Condvar::new(),
+        live: AtomicUsize::new(0),
+    };
+    for job in roots {
+        shared.pending.fetch_add(1, Ordering::AcqRel);
+        shared.injector.push(job);
+    }
+    if shared.pending.load(Ordering::Acquire) == 0 {
+        return PoolStats::default();
+    }
+    let start = opts.threads.max(1);
+    let max = opts.max_threads.max(start);
+    let mut threads = 0;
+    std::thread::scope(|s| {
+        let spawn = |n: usize| {
+            for _ in 0..n {
+                let local = Worker::new_lifo();
+                shared
+                    .stealers
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(local.stealer());
+                shared.live.fetch_add(1, Ordering::AcqRel);
+                let (shared, make_state, handle) = (&shared, &make_state, &handle);
+                s.spawn(move || {
+                    let mut state = make_state();
+                    work(shared, &local, &mut state, handle);
+                    drop(state);
+                    shared.live.fetch_sub(1, Ordering::AcqRel);
+                    shared.wake_all();
+                });
+            }
+        };
+        spawn(start);
+        threads = start;
+        let mut last = (Instant::now(), crate::sys::process_cpu_time(), 0u64);
+        loop {
+            {
+                let g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+                if shared.live.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                let _ = shared.wake.wait_timeout(g, Duration::from_millis(10));
+            }
+            if shared.live.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            if threads < max && !shared.done() {
+                let now = (
+                    Instant::now(),
+                    crate::sys::process_cpu_time(),
+                    shared.io_ns.load(Ordering::Relaxed),
+                );
+                let wall = now.0.duration_since(last.0).as_nanos() as f64;
+                let cpu = now.1.saturating_sub(last.1).as_nanos() as f64;
+                let io = now.2.saturating_sub(last.2) as f64;
+                let queued = shared.pending.load(Ordering::Relaxed) > threads;
+                // Waiting on the disk: more time inside file system calls than CPU time
+                // by half a thread's worth of the interval, and work waiting.
+                if wall > 0.0 && queued && io > 1.5 * cpu + 0.5 * wall {
+                    let more = threads.min(max - threads);
+                    spawn(more);
+                    threads += more;
+                }
+                last = now;
+            }
+        }
+    });
+    PoolStats {
+        threads,
+        jobs: shared.jobs.load(Ordering::Relaxed),
+    }
+}
+
+fn work<J, S, H>(shared: &Shared<J>, local: &Worker<J>, state: &mut S, handle: &H)
+where
+    H: Fn(&mut S, J, &Scope<'_, J>),
+{
+    let scope = Scope { local, shared };
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        match local.pop().or_else(|| steal(shared, local)) {
+            Some(job) => {
+                handle(state, job, &scope);
+                shared.jobs.fetch_add(1, Ordering::Relaxed);
+                if shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    shared.wake_all();
+                    return;
+                }
+            }
+            None => {
+                if shared.done() {
+                    return;
+                }
+                let g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+                shared.sleepers.fetch_add(1, Ordering::AcqRel);
+                if !shared.done() && shared.injector.is_empty() {
+                    let _ = shared.wake.wait_timeout(g, Duration::from_millis(1));
+                }
+                shared.sleepers.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+}
+
+fn steal<J>(shared: &Shared<J>, local: &Worker<J>) -> Option<J> {
+    loop {
+        let mut retry = false;
+        match shared.injector.steal_batch_and_pop(local) {
+            Steal::Success(j) => return Some(j),
+            Steal::Retry => retry = true,
+            Steal::Empty => {}
+        }
+        for s in shared
+            .stealers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            match s.steal() {
+                Steal::Success(j) => return Some(j),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+        }
+        if !retry {
+            return None;
+        }
+    }
+}
