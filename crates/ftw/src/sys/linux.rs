@@ -79,6 +79,39 @@ impl Dir {
         Ok(Dir { fd })
     }
 
+    /// Opens the directory at the relative path `rel` below this one in one call. Without
+    /// `follow`, no component may be a symbolic link (`openat2` with
+    /// `RESOLVE_NO_SYMLINKS`; where the kernel lacks it, one component at a time with
+    /// `O_NOFOLLOW`); with `follow`, links are followed.
+    pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
+        if follow {
+            return self.open_at_follow(rel);
+        }
+        match rfs::openat2(
+            &self.fd,
+            rel,
+            DIR_FLAGS | OFlags::NOFOLLOW,
+            Mode::empty(),
+            rfs::ResolveFlags::NO_SYMLINKS,
+        ) {
+            Ok(fd) => Ok(Dir { fd }),
+            Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
+                let mut cur: Option<Dir> = None;
+                for comp in rel
+                    .to_bytes()
+                    .split(|&b| b == b'/')
+                    .filter(|c| !c.is_empty())
+                {
+                    let name = std::ffi::CString::new(comp)
+                        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+                    cur = Some(cur.as_ref().unwrap_or(self).open_at(&name)?);
+                }
+                cur.ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))
+            }
+            Err(e) => Err(cvt(e)),
+        }
+    }
+
     /// Reads every entry of the directory (but `.` and `..`) into `buf` with
     /// `getdents64`, calling `f` for each; nothing is allocated per entry. The read
     /// position is not rewound: call it once per opened directory.

@@ -134,6 +134,11 @@ impl Dir {
         open_checked(self.path.join(name_path(name)), true)
     }
 
+    /// Opens the directory at the relative path `rel` below this one.
+    pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
+        open_checked(self.path.join(name_path(rel)), follow)
+    }
+
     /// Reads every entry of the directory (but `.` and `..`), calling `f` for each.
     pub fn read_entries<F>(&self, buf: &mut DirBuf, mut f: F) -> io::Result<()>
     where

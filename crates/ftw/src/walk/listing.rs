@@ -89,6 +89,11 @@ impl Listing {
         }
     }
 
+    /// Whether finding `item`'s type failed.
+    pub(crate) fn is_error(&self, item: &Item) -> bool {
+        item.is_error
+    }
+
     /// What [`Listing::resolve_all`] found for `item` (an error is handed out once).
     pub(crate) fn resolved(&mut self, item: &Item) -> Outcome {
         if item.is_error {

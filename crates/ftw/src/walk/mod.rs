@@ -45,6 +45,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+mod ahead;
 mod error;
 pub(crate) mod listing;
 mod parallel;
@@ -104,6 +105,8 @@ pub(crate) struct Options {
     pub(crate) fd_budget: usize,
     pub(crate) buf_size: usize,
     pub(crate) threads: usize,
+    /// A sorted [`Walk`] reads ahead on `threads` workers (set by [`WalkBuilder::threads`]).
+    pub(crate) read_ahead: bool,
     /// Treat every `d_type` as unknown, as some file systems report it (tests only).
     pub(crate) forget_types: bool,
 }
@@ -136,6 +139,7 @@ impl WalkBuilder {
                 fd_budget: default_fd_budget(),
                 buf_size: crate::sys::DEFAULT_DIR_BUF,
                 threads: 0,
+                read_ahead: false,
                 forget_types: false,
             },
             filter: None,
@@ -191,11 +195,18 @@ impl WalkBuilder {
         self
     }
 
-    /// Worker threads for [`WalkBuilder::build_parallel`] (and the read-ahead of a sorted
-    /// [`WalkBuilder::build`]): `n` fixes the count; 0 (the default) starts with one per
-    /// core and adds workers, up to [`max_io_threads`], while they wait on the disk.
+    /// Worker threads for [`WalkBuilder::build_parallel`]: `n` fixes the count; 0 (the
+    /// default) starts with one per core and adds workers, up to [`max_io_threads`],
+    /// while they wait on the disk.
+    ///
+    /// Set on a sorted walk made by [`WalkBuilder::build`] (0 meaning one per core),
+    /// it makes that many workers read directories ahead of the walker, in the walk's
+    /// order: the entries and their order are the same, but directories may be read
+    /// before the visitor decides to [skip](Control::Skip) them (not with a
+    /// [`WalkBuilder::filter_entry`], which turns read-ahead off).
     pub fn threads(mut self, n: usize) -> Self {
         self.opts.threads = n;
+        self.opts.read_ahead = n != 1;
         self
     }
 

@@ -60,9 +60,29 @@ pub struct ParallelWalk {
 
 /// A directory handle shared by the jobs of its subdirectories; counted against the
 /// walk's handle budget while it lives.
-struct Handle {
-    dir: Dir,
+pub(crate) struct Handle {
+    pub(crate) dir: Dir,
     open: Arc<AtomicUsize>,
+}
+
+impl Handle {
+    /// Shares `dir` if fewer than `limit` handles are shared now (`force`: regardless).
+    pub(crate) fn share(
+        dir: Dir,
+        open: &Arc<AtomicUsize>,
+        limit: usize,
+        force: bool,
+    ) -> Result<Arc<Handle>, Dir> {
+        if open.fetch_add(1, Ordering::Relaxed) < limit || force {
+            Ok(Arc::new(Handle {
+                dir,
+                open: open.clone(),
+            }))
+        } else {
+            open.fetch_sub(1, Ordering::Relaxed);
+            Err(dir)
+        }
+    }
 }
 
 impl Drop for Handle {
@@ -312,14 +332,7 @@ fn run_job<V: ParallelVisitor>(
         if handle.is_none() {
             if let Some(d) = dir.take() {
                 // A root's handle is always kept: every job below has a base.
-                if ctx.open.fetch_add(1, Ordering::Relaxed) < ctx.keep_limit || job.depth == 0 {
-                    *handle = Some(Arc::new(Handle {
-                        dir: d,
-                        open: ctx.open.clone(),
-                    }));
-                } else {
-                    ctx.open.fetch_sub(1, Ordering::Relaxed);
-                }
+                *handle = Handle::share(d, &ctx.open, ctx.keep_limit, job.depth == 0).ok();
             }
         }
         match handle {

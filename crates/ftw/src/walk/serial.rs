@@ -1,6 +1,7 @@
 //! The serial walker: an explicit stack of directory frames, depth first, no recursion,
 //! a bounded number of open handles.
 
+use super::ahead::{ReadAhead, Root, Take};
 use super::listing::{Item, Listing, Outcome};
 use super::{
     Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, path_to_bytes,
@@ -27,6 +28,8 @@ pub struct Walk {
     /// Handles held by frames.
     open: usize,
     pending: Pending,
+    /// Workers reading ahead (a sorted walk with several threads).
+    ahead: Option<ReadAhead>,
 }
 
 /// One directory on the way down.
@@ -100,6 +103,15 @@ fn entry<'a>(
 
 impl Walk {
     pub(crate) fn new(b: WalkBuilder) -> Walk {
+        // Read ahead only where it cannot change what is reported or opened: a sorted
+        // walk (the order is the walker's own) asked for with several threads, and no
+        // filter (which would have to run before the workers open a directory).
+        let threads = match b.opts.threads {
+            0 => super::pool::cores(),
+            n => n,
+        };
+        let ahead = (b.opts.sort && b.opts.read_ahead && threads > 1 && b.filter.is_none())
+            .then(|| ReadAhead::new(&b.opts, threads, (b.opts.fd_budget / 2).clamp(1, 256)));
         Walk {
             opts: b.opts,
             filter: b.filter,
@@ -111,6 +123,7 @@ impl Walk {
             buf: None,
             open: 0,
             pending: Pending::None,
+            ahead,
         }
     }
 
@@ -173,6 +186,12 @@ impl Walk {
 
     /// Do not open the directory last reported (no effect if it was not a directory).
     pub fn skip_current_dir(&mut self) {
+        if let (Pending::Child { .. }, Some(ahead), Some(top)) =
+            (&self.pending, &self.ahead, self.stack.last())
+        {
+            let item = &top.list.items[top.cursor - 1];
+            ahead.discard(&path_to_bytes(&join(&self.path, top.list.name(item))));
+        }
         self.pending = Pending::None;
     }
 
@@ -186,7 +205,7 @@ impl Walk {
             match std::mem::replace(&mut self.pending, Pending::None) {
                 Pending::None => {}
                 Pending::Root(dir, id) => {
-                    if let Err(e) = self.push_frame(dir, id, 0, false) {
+                    if let Err(e) = self.push_root(dir, id) {
                         return Some(Step::Error(e));
                     }
                 }
@@ -298,43 +317,63 @@ impl Walk {
         (self.opts.min_depth == 0).then_some(Step::Root { file_type })
     }
 
-    /// Opens the directory last reported from the top frame and pushes its frame.
+    /// Enters the directory last reported from the top frame: takes it from the
+    /// read-ahead if a worker read it, else opens it from the parent's handle and reads
+    /// it; then pushes its frame.
     fn descend(&mut self, via_link: bool) -> Result<(), Error> {
         let parent = self.stack.len() - 1;
-        self.make_room(2, &[parent]);
-        let opened = self.ensure_open(parent).and_then(|()| {
+        let item = {
             let top = &self.stack[parent];
-            let item = &top.list.items[top.cursor - 1];
-            let dir = top.dir.as_ref().expect("ensured");
-            let name = top.list.c_name(item);
-            if via_link {
-                dir.open_at_follow(name)
-            } else {
-                dir.open_at(name)
-            }
-        });
-        let top = &self.stack[parent];
-        let item = top.list.items[top.cursor - 1];
-        let depth = top.depth + 1;
+            top.list.items[top.cursor - 1]
+        };
+        let depth = self.stack[parent].depth + 1;
         let name_start = self.path.len() + usize::from(!self.path.ends_with(b"/"));
         let child_path = |w: &Walk| join(&w.path, w.stack[parent].list.name(&item));
-        let dir = match opened {
-            Ok(dir) => dir,
-            Err(e) => return Err(Error::io(child_path(self), depth, e)),
+        let take = match &self.ahead {
+            Some(ahead) => ahead.take(path_to_bytes(&child_path(self)).as_slice()),
+            None => Take::Yourself(None),
+        };
+        let read_here = !matches!(take, Take::Ready(_));
+        let (dir, id, list, read_res) = match take {
+            Take::Ready(Err(e)) => return Err(Error::io(child_path(self), depth, e)),
+            Take::Ready(Ok(r)) => (None, r.id, Some(r.list), r.read_error.map_or(Ok(()), Err)),
+            Take::Yourself(shared) => {
+                let name = self.stack[parent].list.c_name(&item);
+                let opened = match shared {
+                    // The read-ahead shares the parent's handle.
+                    Some(h) if via_link => h.dir.open_at_follow(name),
+                    Some(h) => h.dir.open_at(name),
+                    None => {
+                        self.make_room(2, &[parent]);
+                        self.ensure_open(parent).and_then(|()| {
+                            let top = &self.stack[parent];
+                            let dir = top.dir.as_ref().expect("ensured");
+                            let name = top.list.c_name(&item);
+                            if via_link {
+                                dir.open_at_follow(name)
+                            } else {
+                                dir.open_at(name)
+                            }
+                        })
+                    }
+                };
+                let dir = opened.map_err(|e| Error::io(child_path(self), depth, e))?;
+                let id = if self.opts.follow_links || self.opts.same_file_system {
+                    let m = dir
+                        .stat(StatMask::TYPE)
+                        .map_err(|e| Error::io(child_path(self), depth, e))?;
+                    Some((m.dev, m.ino))
+                } else {
+                    None
+                };
+                (Some(dir), id, None, Ok(()))
+            }
         };
         // The parent's handle is no longer needed once no later entry can be a directory.
         let top = &mut self.stack[parent];
         if top.last_dir.is_none_or(|last| top.cursor > last) && top.dir.take().is_some() {
             self.open -= 1;
         }
-        let id = if self.opts.follow_links || self.opts.same_file_system {
-            match dir.stat(StatMask::TYPE) {
-                Ok(m) => Some((m.dev, m.ino)),
-                Err(e) => return Err(Error::io(child_path(self), depth, e)),
-            }
-        } else {
-            None
-        };
         if self.opts.same_file_system && id.is_some_and(|(dev, _)| dev != self.root_dev) {
             return Ok(());
         }
@@ -343,47 +382,82 @@ impl Walk {
         }
         self.path
             .extend_from_slice(self.stack[parent].list.name(&item));
-        let res = self.push_frame(dir, id, depth, via_link);
-        self.stack.last_mut().expect("pushed").name_start = name_start;
-        res
+        let (list, read_res) = match (list, &dir) {
+            (Some(list), _) => (list, read_res),
+            (None, Some(dir)) => self.read_listing(dir),
+            (None, None) => unreachable!("a directory read here has its handle"),
+        };
+        if read_here {
+            if let Some(ahead) = &self.ahead {
+                ahead.queue_children(&self.path, depth, &list);
+            }
+        }
+        self.push_listing(dir, list, id, depth, via_link, name_start);
+        read_res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), depth, e))
     }
 
-    /// Reads `dir` whole and pushes its frame (even when reading failed part way: what
-    /// was read is still walked, and the error is returned).
-    fn push_frame(
-        &mut self,
-        dir: Dir,
-        id: Option<(u64, u64)>,
-        depth: usize,
-        via_link: bool,
-    ) -> Result<(), Error> {
+    /// Reads `dir` whole into a listing (sorted if asked, every type resolved). On an
+    /// error part way, what was read is kept and the error returned beside it.
+    fn read_listing(&mut self, dir: &Dir) -> (Listing, io::Result<()>) {
         let mut list = self.spare.pop().unwrap_or_default();
         list.clear();
         let buf = self
             .buf
             .get_or_insert_with(|| DirBuf::with_capacity(self.opts.buf_size));
-        let res = list.read(&dir, buf, self.opts.forget_types);
+        let res = list.read(dir, buf, self.opts.forget_types);
         if self.opts.sort {
             list.sort();
         }
-        list.resolve_all(&dir, self.opts.follow_links);
+        list.resolve_all(dir, self.opts.follow_links);
+        (list, res)
+    }
+
+    /// Pushes the frame of the directory whose path `self.path` now ends with. Its
+    /// handle is kept only while it has subdirectories to open.
+    fn push_listing(
+        &mut self,
+        dir: Option<Dir>,
+        list: Listing,
+        id: Option<(u64, u64)>,
+        depth: usize,
+        via_link: bool,
+        name_start: usize,
+    ) {
         let last_dir = list.last_dir();
-        let keep = last_dir.is_some();
-        if keep {
+        let dir = if last_dir.is_some() { dir } else { None };
+        if dir.is_some() {
             self.open += 1;
         }
         self.stack.push(Frame {
-            dir: keep.then_some(dir),
+            dir,
             list,
             cursor: 0,
             last_dir,
             path_len: self.path.len(),
-            name_start: 0,
+            name_start,
             depth,
             id,
             via_link,
         });
-        res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), depth, e))
+    }
+
+    /// Reads a root and pushes its frame.
+    fn push_root(&mut self, dir: Dir, id: Option<(u64, u64)>) -> Result<(), Error> {
+        if let Some(ahead) = &mut self.ahead {
+            let root = Dir::open(&bytes_to_path(self.path.clone())).ok();
+            let rel = self.path.len() + usize::from(!self.path.ends_with(b"/"));
+            ahead.set_root(root.map(|dir| Root {
+                dir,
+                rel,
+                dev: self.root_dev,
+            }));
+        }
+        let (list, res) = self.read_listing(&dir);
+        if let Some(ahead) = &self.ahead {
+            ahead.queue_children(&self.path, 0, &list);
+        }
+        self.push_listing(Some(dir), list, id, 0, false, 0);
+        res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), 0, e))
     }
 
     fn pop(&mut self) {
@@ -391,7 +465,12 @@ impl Walk {
         if frame.dir.is_some() {
             self.open -= 1;
         }
-        self.spare.push(frame.list);
+        // Keep a few listings for their memory (the read-ahead's workers take them back).
+        if let Some(ahead) = &self.ahead {
+            ahead.recycle(frame.list);
+        } else if self.spare.len() < 16 {
+            self.spare.push(frame.list);
+        }
         let len = self.stack.last().map_or(0, |f| f.path_len);
         self.path.truncate(len);
     }

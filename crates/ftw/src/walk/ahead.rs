@@ -1,0 +1,451 @@
+//! Read-ahead for the sorted walk: worker threads read the directories the walker will
+//! enter next, so that a sorted, depth-first, streaming walk uses several cores.
+//!
+//! Requests wait in a heap ordered by their place in the walk's order (the path with
+//! `/` ranked below every name byte: exactly depth-first order with sorted names), so
+//! the workers always read the directory the walker will want soonest. A worker opens a
+//! directory from the root's handle in one call (`openat2`, no symbolic links unless the
+//! walk follows them), reads, sorts and types its entries, and queues its
+//! subdirectories in turn. At most `window` finished or running reads wait for the
+//! walker; the walker takes its directory when finished, waits when it is being read,
+//! and reads it itself when no worker has started it. Nothing the walker reports
+//! depends on who read a directory.
+
+use super::Options;
+use super::listing::Listing;
+use super::parallel::Handle;
+use crate::sys::{Dir, DirBuf, FileType, StatMask};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::ffi::CString;
+use std::io;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// Longest relative path a worker opens in one call (below `PATH_MAX`); deeper
+/// directories are read by the walker itself, through its handles.
+const MAX_REL: usize = 4000;
+
+/// A directory read ahead.
+pub(crate) struct Ready {
+    pub(crate) list: Listing,
+    pub(crate) id: Option<(u64, u64)>,
+    /// Reading failed part way (what was read is in `list`).
+    pub(crate) read_error: Option<io::Error>,
+}
+
+enum Slot {
+    /// Waiting for a worker; the parent's handle, where one is shared.
+    Queued(Option<Arc<Handle>>),
+    Running,
+    Done(io::Result<Ready>),
+    /// The walker took it before any worker started it.
+    Claimed,
+}
+
+struct Request {
+    key: Vec<u8>,
+    path: Vec<u8>,
+    /// Where the directory's name starts in `path`.
+    name: usize,
+    depth: usize,
+    root: Arc<Root>,
+}
+
+/// What the walker is to do for a directory.
+pub(crate) enum Take {
+    /// A worker read it.
+    Ready(io::Result<Ready>),
+    /// No worker started it: read it here, from the parent's handle when one is given.
+    Yourself(Option<Arc<Handle>>),
+}
+
+/// The root being walked: a handle for the workers, where paths below it start, and
+/// its device (for `same_file_system`).
+pub(crate) struct Root {
+    pub(crate) dir: Dir,
+    pub(crate) rel: usize,
+    pub(crate) dev: u64,
+}
+
+impl PartialEq for Request {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Request {}
+impl PartialOrd for Request {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Request {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
+struct State {
+    heap: BinaryHeap<Reverse<Request>>,
+    slots: HashMap<Vec<u8>, Slot>,
+    /// Reads running or finished and not yet taken.
+    busy: usize,
+    /// Workers waiting for work, and whether the walker waits for a read.
+    idle: usize,
+    walker_waits: bool,
+    shutdown: bool,
+    /// Listings the walker is done with, for the workers to fill again.
+    free: Vec<Listing>,
+}
+
+struct Shared {
+    /// Handles shared by queued subdirectories, and how many may be.
+    open: Arc<AtomicUsize>,
+    share_limit: usize,
+    state: Mutex<State>,
+    work: Condvar,
+    done: Condvar,
+    window: usize,
+    opts: Options,
+}
+
+/// The read-ahead workers of one sorted walk.
+pub(crate) struct ReadAhead {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    root: Option<Arc<Root>>,
+}
+
+/// The walk's order as a byte string: `/` below any byte of a name.
+fn order_key(path: &[u8]) -> Vec<u8> {
+    path.iter()
+        .map(|&b| if b == b'/' { 0 } else { b })
+        .collect()
+}
+
+impl ReadAhead {
+    /// Starts `threads` workers keeping at most `window` reads ahead.
+    pub(crate) fn new(opts: &Options, threads: usize, window: usize) -> ReadAhead {
+        let shared = Arc::new(Shared {
+            open: Arc::new(AtomicUsize::new(0)),
+            share_limit: opts
+                .fd_budget
+                .saturating_sub(2 * window + threads + 2)
+                .max(1),
+            state: Mutex::new(State {
+                heap: BinaryHeap::new(),
+                slots: HashMap::new(),
+                busy: 0,
+                idle: 0,
+                walker_waits: false,
+                shutdown: false,
+                free: Vec::new(),
+            }),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            window: window.max(1),
+            opts: opts.clone(),
+        });
+        let workers = (0..threads.max(1))
+            .map(|_| {
+                let shared = shared.clone();
+                std::thread::spawn(move || worker(&shared))
+            })
+            .collect();
+        ReadAhead {
+            shared,
+            workers,
+            root: None,
+        }
+    }
+
+    /// The root being walked now (`None`: read nothing ahead for it).
+    pub(crate) fn set_root(&mut self, root: Option<Root>) {
+        self.root = root.map(Arc::new);
+    }
+
+    /// Queues the subdirectories of a directory the walker read itself.
+    pub(crate) fn queue_children(&self, path: &[u8], depth: usize, list: &Listing) {
+        let Some(root) = &self.root else {
+            return;
+        };
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        queue(&mut st, &self.shared.opts, root, path, depth, list, None);
+        let wake = st.idle > 0 && !st.heap.is_empty();
+        drop(st);
+        if wake {
+            self.shared.work.notify_all();
+        }
+    }
+
+    /// The directory at `path`, if a worker read it (waiting while one reads it);
+    /// `None` when the walker must read it itself.
+    pub(crate) fn take(&self, path: &[u8]) -> Take {
+        let mut spins = 0;
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match st.slots.get_mut(path) {
+                None | Some(Slot::Claimed) => return Take::Yourself(None),
+                Some(slot @ Slot::Queued(_)) => {
+                    let Slot::Queued(parent) = std::mem::replace(slot, Slot::Claimed) else {
+                        unreachable!()
+                    };
+                    return Take::Yourself(parent);
+                }
+                Some(Slot::Running) => {
+                    // A read takes tens of microseconds: let the worker finish on this
+                    // core before paying for a sleep and a wake-up.
+                    if spins < 64 {
+                        spins += 1;
+                        drop(st);
+                        std::thread::yield_now();
+                        st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+                        continue;
+                    }
+                    st.walker_waits = true;
+                    st = self.shared.done.wait(st).unwrap_or_else(|e| e.into_inner());
+                    st.walker_waits = false;
+                }
+                Some(Slot::Done(_)) => {
+                    let Some(Slot::Done(r)) = st.slots.remove(path) else {
+                        unreachable!()
+                    };
+                    // A worker held back by a full window may go on.
+                    let wake = st.busy == self.shared.window && st.idle > 0;
+                    st.busy -= 1;
+                    drop(st);
+                    if wake {
+                        self.shared.work.notify_one();
+                    }
+                    return Take::Ready(r);
+                }
+            }
+        }
+    }
+
+    /// Gives back a listing the walker is done with, for its memory.
+    pub(crate) fn recycle(&self, list: Listing) {
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.free.len() < self.shared.window {
+            st.free.push(list);
+        }
+    }
+
+    /// Forgets a directory the walker will not enter (and what was read below it).
+    pub(crate) fn discard(&self, path: &[u8]) {
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let prefix = {
+            let mut p = path.to_vec();
+            p.push(b'/');
+            p
+        };
+        let mut freed = 0;
+        st.slots.retain(|k, slot| {
+            let under = k.as_slice() == path || k.starts_with(&prefix);
+            match slot {
+                Slot::Done(_) if under => {
+                    freed += 1;
+                    false
+                }
+                Slot::Queued(_) if under => {
+                    *slot = Slot::Claimed;
+                    true
+                }
+                _ => true,
+            }
+        });
+        st.busy -= freed;
+        drop(st);
+        self.shared.work.notify_all();
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        {
+            let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.shutdown = true;
+            st.heap.clear();
+            st.slots.clear();
+        }
+        self.shared.work.notify_all();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+fn queue(
+    st: &mut State,
+    opts: &Options,
+    root: &Arc<Root>,
+    path: &[u8],
+    depth: usize,
+    list: &Listing,
+    parent: Option<Arc<Handle>>,
+) {
+    if depth + 1 >= opts.max_depth {
+        return;
+    }
+    for item in &list.items {
+        if item.file_type != FileType::Dir || list.is_error(item) {
+            continue;
+        }
+        let name = list.name(item);
+        let mut child = Vec::with_capacity(path.len() + name.len() + 1);
+        child.extend_from_slice(path);
+        if !child.ends_with(b"/") {
+            child.push(b'/');
+        }
+        child.extend_from_slice(name);
+        if parent.is_none() && child.len() - root.rel >= MAX_REL {
+            continue;
+        }
+        st.slots.insert(child.clone(), Slot::Queued(parent.clone()));
+        st.heap.push(Reverse(Request {
+            key: order_key(&child),
+            name: child.len() - name.len(),
+            path: child,
+            depth: depth + 1,
+            root: root.clone(),
+        }));
+    }
+}
+
+fn worker(shared: &Shared) {
+    let opts = &shared.opts;
+    let mut buf = DirBuf::with_capacity(opts.buf_size);
+    loop {
+        let req = {
+            let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if st.shutdown {
+                    return;
+                }
+                if st.busy < shared.window {
+                    if let Some(Reverse(req)) = st.heap.pop() {
+                        match st.slots.get_mut(&req.path) {
+                            Some(slot @ Slot::Queued(_)) => {
+                                let Slot::Queued(parent) = std::mem::replace(slot, Slot::Running)
+                                else {
+                                    unreachable!()
+                                };
+                                st.busy += 1;
+                                break (req, parent, st.free.pop().unwrap_or_default());
+                            }
+                            Some(Slot::Claimed) => {
+                                st.slots.remove(&req.path);
+                            }
+                            _ => {}
+                        }
+                        continue;
+                    }
+                }
+                st.idle += 1;
+                st = shared.work.wait(st).unwrap_or_else(|e| e.into_inner());
+                st.idle -= 1;
+            }
+        };
+        let (req, parent, list) = req;
+        let result = read(opts, &req, parent.as_deref(), &mut buf, list);
+        // Subdirectories open from this directory's handle while the budget allows.
+        let (result, shared_dir) = match result {
+            Ok((ready, Some(dir))) => {
+                match Handle::share(dir, &shared.open, shared.share_limit, false) {
+                    Ok(h) => (Ok(ready), Some(h)),
+                    Err(_) => (Ok(ready), None),
+                }
+            }
+            Ok((ready, None)) => (Ok(ready), None),
+            Err(e) => (Err(e), None),
+        };
+        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.shutdown {
+            return;
+        }
+        if let Ok(ready) = &result {
+            if ready.read_error.is_none() {
+                queue(
+                    &mut st,
+                    opts,
+                    &req.root,
+                    &req.path,
+                    req.depth,
+                    &ready.list,
+                    shared_dir,
+                );
+            }
+        }
+        match st.slots.get_mut(&req.path) {
+            Some(slot) => *slot = Slot::Done(result),
+            None => st.busy -= 1, // discarded meanwhile
+        }
+        let wake_walker = st.walker_waits;
+        let wake_worker = st.idle > 0 && !st.heap.is_empty() && st.busy < shared.window;
+        drop(st);
+        if wake_walker {
+            shared.done.notify_one();
+        }
+        if wake_worker {
+            shared.work.notify_one();
+        }
+    }
+}
+
+/// Reads one directory as the walker would: opened from the root, identified when the
+/// walk needs it, read, sorted, typed.
+fn read(
+    opts: &Options,
+    req: &Request,
+    parent: Option<&Handle>,
+    buf: &mut DirBuf,
+    mut list: Listing,
+) -> io::Result<(Ready, Option<Dir>)> {
+    let dir = match parent {
+        Some(p) => {
+            let name = CString::new(&req.path[req.name..])
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            if opts.follow_links {
+                p.dir.open_at_follow(&name)?
+            } else {
+                p.dir.open_at(&name)?
+            }
+        }
+        None => {
+            let rel = CString::new(&req.path[req.root.rel..])
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            req.root.dir.open_beneath(&rel, opts.follow_links)?
+        }
+    };
+    let id = if opts.follow_links || opts.same_file_system {
+        let m = dir.stat(StatMask::TYPE)?;
+        Some((m.dev, m.ino))
+    } else {
+        None
+    };
+    list.clear();
+    if opts.same_file_system && id.is_some_and(|(dev, _)| dev != req.root.dev) {
+        // Not entered: the walker only checks the identity.
+        return Ok((
+            Ready {
+                list,
+                id,
+                read_error: None,
+            },
+            None,
+        ));
+    }
+    let read_error = list.read(&dir, buf, opts.forget_types).err();
+    list.sort();
+    list.resolve_all(&dir, opts.follow_links);
+    let dir = list.last_dir().is_some().then_some(dir);
+    Ok((
+        Ready {
+            list,
+            id,
+            read_error,
+        },
+        dir,
+    ))
+}
