@@ -10,21 +10,26 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
 
-const EXAMPLES: &str = "\
+pub const EXAMPLES: &str = "\
 Examples:
   ftw find                       every entry under the working directory
   ftw find /usr | head           stops quietly when the reader goes away
   ftw find -0 src | xargs -0 ls -ld
   ftw find --sort -d 2 /etc      the top two levels, in a fixed order
   ftw find -L --one-file-system /
+  ftw find --max-results 1 /     is there anything at all?
 
 Paths are printed as ROOT/relative/name, with the bytes on disk as they are (names
-need not be UTF-8). Errors are reported as 'ftw: PATH: reason' on standard error while
-the listing goes on; the exit status is then 1.";
+need not be UTF-8), in no fixed order unless --sort is given. Errors are reported as
+'ftw: PATH: reason' on standard error while the listing goes on; the exit status is
+then 1.
+
+Threads: by default one per core to start with; when they spend their time waiting on
+the disk (a cold cache), more are added while work is queued, up to the cap below. A
+warm cache keeps one per core.";
 
 /// List every entry under each PATH (like 'find PATH -mindepth 1').
 #[derive(Args, Clone)]
-#[command(after_help = EXAMPLES)]
 pub struct FindArgs {
     /// Trees to list [default: .]. A root that is a symbolic link is followed.
     #[arg(value_name = "PATH")]
@@ -56,8 +61,8 @@ pub struct FindArgs {
     #[arg(short = 's', long = "sort")]
     sort: bool,
 
-    /// Worker threads. 0 (the default): one per core to start with, and more, up to 32,
-    /// while they wait on the disk (a cold cache). 1: a serial walk.
+    /// Worker threads. 0 (the default): one per core to start with, and more while they
+    /// wait on the disk (a cold cache; the cap is below). 1: a serial walk.
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
 

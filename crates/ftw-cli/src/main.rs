@@ -4,7 +4,7 @@
 mod find;
 mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -24,7 +24,22 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The help tells the limits that hold on this machine, so it is made at run time.
+    let budget = ftw::walk::default_fd_budget();
+    let command = Cli::command().mut_subcommand("find", |c| {
+        c.after_help(format!(
+            "{}\n\nOpen directory handles stay under a budget: half the soft open-file limit\n\
+             (ulimit -n) less 16, between 4 and 1024; here {budget}. Deeper or wider trees are\n\
+             no problem: a directory whose handle was closed is reopened from its nearest\n\
+             open ancestor. Threads grow to at most {} here.",
+            find::EXAMPLES,
+            ftw::walk::max_io_threads(budget)
+        ))
+    });
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Find(args) => find::run(args),
     }

@@ -86,12 +86,16 @@ proptest! {
         follow in any::<bool>(),
         max_depth in prop::option::of(0usize..5),
         threads in prop::sample::select(vec!["1", "2", "8", "0"]),
+        sort in any::<bool>(),
     ) {
         let tmp = tempfile::tempdir().unwrap();
         build(tmp.path(), &entries);
         let mut find_opts = vec![if follow { "-L" } else { "-H" }];
         let mut find_tests = vec!["-mindepth", "1"];
         let mut args = vec!["-j", threads];
+        if sort {
+            args.push("--sort");
+        }
         if follow {
             args.push("-L");
         }
@@ -108,6 +112,18 @@ proptest! {
             let only_ours: Vec<_> = ours.iter().filter(|r| !theirs.contains(r)).cloned().collect();
             let only_theirs: Vec<_> = theirs.iter().filter(|r| !ours.contains(r)).cloned().collect();
             prop_assert!(false, "ftw {:?} differs from find\nonly ftw:\n{}\nonly find:\n{}", args, show(&only_ours), show(&only_theirs));
+        }
+        if sort {
+            // The sorted order is the serial walk's, byte for byte, whatever the threads.
+            let mut serial_args = args.clone();
+            serial_args[1] = "1";
+            let mut cmd = std::process::Command::new(ftw_bin());
+            cmd.args(["find", "-0"]).args(&serial_args).arg(tmp.path());
+            let serial = run(&mut cmd);
+            let mut cmd = std::process::Command::new(ftw_bin());
+            cmd.args(["find", "-0"]).args(&args).arg(tmp.path());
+            let parallel = run(&mut cmd);
+            prop_assert!(serial.stdout == parallel.stdout, "--sort with -j {} differs from -j 1", threads);
         }
         let (errors, code) = find_expectation(&fr);
         prop_assert_eq!(r.code, code, "ftw stderr {:?}, find stderr {:?}", r.stderr, fr.stderr);

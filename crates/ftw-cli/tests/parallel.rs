@@ -1,0 +1,240 @@
+//! The parallel walk under stress: a tree changing while it is walked, a reader that
+//! does not keep up, early exits.
+
+mod common;
+
+use common::*;
+use std::io::Read;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Waits for `child`, failing the test (and killing it) if it takes more than `limit`:
+/// a deadlock, not a slow run.
+fn wait_or_kill(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("ftw did not finish within {limit:?}: a deadlock?");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn walks_stay_correct_while_entries_come_and_go() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    // Entries that exist throughout.
+    let mut stable = Vec::new();
+    for d in 0..40 {
+        let dir = root.join(format!("stable{d}"));
+        std::fs::create_dir(&dir).unwrap();
+        stable.push(dir.clone());
+        for f in 0..25 {
+            let file = dir.join(format!("f{f}"));
+            std::fs::write(&file, b"").unwrap();
+            stable.push(file);
+        }
+    }
+    // Directories another thread fills and empties all the time.
+    for c in 0..8 {
+        std::fs::create_dir(root.join(format!("churn{c}"))).unwrap();
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut i = 0u64;
+            while !done.load(Ordering::Relaxed) {
+                let c = root.join(format!("churn{}", i % 8));
+                let d = c.join(format!("d{}", i % 13));
+                let _ = std::fs::create_dir_all(d.join("sub/deeper"));
+                let _ = std::fs::write(d.join("sub/file"), b"x");
+                let _ = std::fs::write(c.join(format!("file{}", i % 17)), b"x");
+                if i % 3 == 0 {
+                    let _ = std::fs::remove_dir_all(c.join(format!("d{}", (i + 5) % 13)));
+                    let _ = std::fs::remove_file(c.join(format!("file{}", (i + 7) % 17)));
+                }
+                i += 1;
+            }
+        });
+        let variants: [&[&str]; 4] = [&["-j", "2"], &["-j", "8"], &[], &["--sort"]];
+        for rep in 0..20 {
+            let args = variants[rep % variants.len()];
+            let mut child = Command::new(ftw_bin())
+                .arg("find")
+                .arg("-0")
+                .args(args)
+                .arg(root)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut out = Vec::new();
+            child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+            let mut err = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            let status = wait_or_kill(&mut child, Duration::from_secs(60));
+            let code = status.code();
+            assert!(
+                matches!(code, Some(0) | Some(1)),
+                "ftw {args:?} ended with {status:?}: {err}"
+            );
+            let listed = records(&out);
+            for s in &stable {
+                let want = s.as_os_str().as_encoded_bytes().to_vec();
+                assert!(
+                    listed.binary_search(&want).is_ok(),
+                    "ftw {args:?} missed {}",
+                    s.display()
+                );
+            }
+            for line in err.lines() {
+                let path = line
+                    .strip_prefix("ftw: ")
+                    .unwrap_or_else(|| panic!("not an ftw error: {line}"));
+                assert!(
+                    path.starts_with(root.to_str().unwrap()),
+                    "an error names its path: {line}"
+                );
+                assert!(
+                    line.contains("churn"),
+                    "only the changing part fails: {line}"
+                );
+            }
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+}
+
+/// A small tree whose listing with `-L` is huge: `levels` levels, each a directory of
+/// `fan` links with long names to the next level. Returns the count of paths.
+fn fan_out(root: &Path, levels: usize, fan: usize) -> usize {
+    for l in 0..=levels {
+        std::fs::create_dir(root.join(format!("L{l}"))).unwrap();
+    }
+    for l in 0..levels {
+        for i in 0..fan {
+            let name = format!("{i}-{}", "n".repeat(240));
+            symlink(format!("../L{}", l + 1), root.join(format!("L{l}/{name}"))).unwrap();
+        }
+    }
+    std::fs::write(root.join(format!("L{levels}/leaf")), b"").unwrap();
+    (1..=levels).map(|k| fan.pow(k as u32)).sum::<usize>() + fan.pow(levels as u32)
+}
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_reader_that_does_not_keep_up_does_not_grow_the_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 10^5 paths of about 1.2 KiB: ~130 MB of output.
+    let paths = fan_out(tmp.path(), 5, 10);
+    assert!(paths > 100_000);
+    for args in [&["-j", "4"][..], &[][..], &["--sort"][..]] {
+        let mut child = Command::new(ftw_bin())
+            .args(["find", "-L"])
+            .args(args)
+            .arg(tmp.path().join("L0"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut first = vec![0u8; 4096];
+        out.read_exact(&mut first).unwrap();
+        // Time enough for a producer without backpressure to hold the whole listing.
+        std::thread::sleep(Duration::from_secs(2));
+        let peak = peak_rss_kib(child.id());
+        eprintln!("peak RSS of ftw find -L {args:?} with a sleeping reader: {peak} KiB");
+        drop(out);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            peak < 48 * 1024,
+            "ftw find -L {args:?} grew to {peak} KiB while its reader slept (the listing is ~130 MB)"
+        );
+    }
+}
+
+#[test]
+fn max_results_prints_exactly_n_and_stops_early() {
+    let tmp = tempfile::tempdir().unwrap();
+    fan_out(tmp.path(), 5, 10);
+    for args in [&["-j", "1"][..], &["-j", "4"][..], &[][..], &["--sort"][..]] {
+        let mut child = Command::new(ftw_bin())
+            .args(["find", "-L", "-0", "--max-results", "7"])
+            .args(args)
+            .arg(tmp.path().join("L0"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = Vec::new();
+        child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+        let status = wait_or_kill(&mut child, Duration::from_secs(60));
+        assert!(status.success(), "{args:?}: {status:?}");
+        assert_eq!(out.iter().filter(|&&b| b == 0).count(), 7, "{args:?}");
+        assert!(out.ends_with(b"\0"));
+    }
+    let r = ftw(&[
+        "find".as_ref(),
+        "--max-results".as_ref(),
+        "0".as_ref(),
+        tmp.path().as_os_str(),
+    ]);
+    assert_eq!((r.code, r.stdout.len()), (0, 0));
+}
+
+#[test]
+fn closed_pipe_stops_every_worker() {
+    let tmp = tempfile::tempdir().unwrap();
+    fan_out(tmp.path(), 5, 10);
+    for args in [&["-j", "4"][..], &[][..], &["--sort"][..]] {
+        let mut child = Command::new(ftw_bin())
+            .args(["find", "-L"])
+            .args(args)
+            .arg(tmp.path().join("L0"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 100];
+        child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut first)
+            .unwrap();
+        drop(child.stdout.take());
+        let status = wait_or_kill(&mut child, Duration::from_secs(60));
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(status.success(), "{args:?}: {status:?} {err}");
+        assert_eq!(err, "", "{args:?}");
+    }
+}
