@@ -62,6 +62,9 @@ bench big-serial "" "$RUNS" "$FTW find -j1 big" "floor -p big" "find big" "bfs b
 echo "## Warm cache, defaults: \`big\`"
 echo
 bench big-default "" "$RUNS" "$FTW find big" "$two_floors" "fd -u . big" "bfs big" "$FTW find -j1 big"
+echo "## Sorted output, warm cache: \`big\`"
+echo
+bench big-sort "" "$RUNS" "$FTW find big" "$FTW find --sort big" "$FTW find --sort -j1 big"
 echo "## Warm cache, defaults: \`cra\`"
 echo
 bench cra-default "" "$((RUNS * 2))" "$FTW find cra" "fd -u . cra" "bfs cra"
@@ -81,7 +84,7 @@ echo "## Peak memory (max RSS), \`big\`"
 echo
 echo "| command | max RSS |"
 echo "|---|---|"
-for c in "$FTW find -j1 big" "$FTW find big" "find big" "bfs big" "fd -u . big"; do
+for c in "$FTW find -j1 big" "$FTW find big" "$FTW find --sort big" "find big" "bfs big" "fd -u . big"; do
   kb=$( { /usr/bin/time -f %M $c >/dev/null; } 2>&1 | tail -1)
   echo "| \`$c\` | $((kb / 1024)) MiB ($kb KiB) |"
 done

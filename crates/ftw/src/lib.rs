@@ -21,3 +21,8 @@
 
 pub mod sys;
 pub mod walk;
+
+/// The examples of the project's README, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

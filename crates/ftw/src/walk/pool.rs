@@ -5,7 +5,8 @@
 //! is the next it reads, while its handles are warm), and steals the oldest jobs of the
 //! others when it runs dry. A job pushes the jobs it finds through its [`Scope`].
 //!
-//! The pool starts with [`PoolOptions::threads`] workers. With
+//! The pool starts with one worker and adds more, up to [`PoolOptions::threads`], as
+//! soon as jobs are queued for them (so a tiny walk costs one thread). With
 //! [`PoolOptions::max_threads`] above that, the thread that called [`run`] watches, every
 //! 10 ms, how the workers spend their time: when the time they spend inside the file
 //! system calls they mark ([`Scope::io`]) is well above the CPU time the process uses,
@@ -91,6 +92,9 @@ struct Shared<J> {
     wake: Condvar,
     /// Workers that have not exited.
     live: AtomicUsize,
+    /// Workers to have once there is work for them (the starting count): the pool
+    /// starts with one, so that a tiny walk pays for one thread only.
+    want: usize,
 }
 
 impl<J> Shared<J> {
@@ -113,9 +117,13 @@ pub struct Scope<'a, J> {
 impl<J> Scope<'_, J> {
     /// Queues a job (on this worker's own deque, where others may steal it).
     pub fn push(&self, job: J) {
-        self.shared.pending.fetch_add(1, Ordering::AcqRel);
+        let pending = self.shared.pending.fetch_add(1, Ordering::AcqRel) + 1;
         self.local.push(job);
-        if self.shared.sleepers.load(Ordering::Relaxed) > 0 {
+        let live = self.shared.live.load(Ordering::Relaxed);
+        if live < self.shared.want && pending > live {
+            // Work for another starting worker: the watching thread spawns it.
+            self.shared.wake_all();
+        } else if self.shared.sleepers.load(Ordering::Relaxed) > 0 {
             self.shared.wake.notify_one();
         }
     }
@@ -171,6 +179,7 @@ where
         lock: Mutex::new(()),
         wake: Condvar::new(),
         live: AtomicUsize::new(0),
+        want: opts.threads.max(1),
     };
     for job in roots {
         shared.pending.fetch_add(1, Ordering::AcqRel);
@@ -202,8 +211,8 @@ where
                 });
             }
         };
-        spawn(start);
-        threads = start;
+        spawn(1);
+        threads = 1;
         let mut last = (Instant::now(), crate::sys::process_cpu_time(), 0u64);
         loop {
             {
@@ -211,12 +220,22 @@ where
                 if shared.live.load(Ordering::Acquire) == 0 {
                     break;
                 }
-                let _ = shared.wake.wait_timeout(g, Duration::from_millis(10));
+                // Checked under the lock: a push that wants a worker wakes this thread
+                // after it waits, never between the check and the wait.
+                let starting = threads < start && shared.pending.load(Ordering::Acquire) > threads;
+                if !starting {
+                    let _ = shared.wake.wait_timeout(g, Duration::from_millis(10));
+                }
             }
             if shared.live.load(Ordering::Acquire) == 0 {
                 break;
             }
-            if threads < max && !shared.done() {
+            let pending = shared.pending.load(Ordering::Relaxed);
+            if threads < start && pending > threads && !shared.done() {
+                let more = (start - threads).min(pending - threads);
+                spawn(more);
+                threads += more;
+            } else if threads < max && !shared.done() {
                 let now = (
                     Instant::now(),
                     crate::sys::process_cpu_time(),
