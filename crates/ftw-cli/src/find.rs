@@ -7,7 +7,7 @@ use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
 
 pub const EXAMPLES: &str = "\
@@ -167,11 +167,14 @@ fn serial(
 /// stays bounded whatever the reader does.
 struct Batcher<'a> {
     buf: Vec<u8>,
-    records: u64,
     end: u8,
-    tx: SyncSender<(Vec<u8>, u64)>,
+    tx: SyncSender<Vec<u8>>,
     stop: &'a AtomicBool,
     failed: &'a AtomicBool,
+    /// Records handed out by all workers, against `limit`: a worker writes an entry only
+    /// after taking its place, so exactly `limit` are written.
+    issued: &'a AtomicU64,
+    limit: u64,
 }
 
 const BATCH: usize = 64 << 10;
@@ -182,9 +185,7 @@ impl Batcher<'_> {
             return true;
         }
         let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH + 4096));
-        let ok = self.tx.send((batch, self.records)).is_ok();
-        self.records = 0;
-        ok
+        self.tx.send(batch).is_ok()
     }
 }
 
@@ -195,9 +196,12 @@ impl ParallelVisitor for Batcher<'_> {
         }
         match item {
             Ok(entry) => {
+                if self.issued.fetch_add(1, Ordering::Relaxed) >= self.limit {
+                    self.stop.store(true, Ordering::Relaxed);
+                    return Control::Stop;
+                }
                 entry.write_path(&mut self.buf);
                 self.buf.push(self.end);
-                self.records += 1;
                 if self.buf.len() >= BATCH && !self.send() {
                     return Control::Stop;
                 }
@@ -225,49 +229,35 @@ fn parallel(
         return (None, 0);
     }
     let stop = AtomicBool::new(false);
+    let issued = AtomicU64::new(0);
     // At most this many batches wait for the writer: 2 MiB.
-    let (tx, rx) = sync_channel::<(Vec<u8>, u64)>(32);
+    let (tx, rx) = sync_channel::<Vec<u8>>(32);
     let mut closed = None;
-    let mut count = 0u64;
     std::thread::scope(|s| {
         let walk = b.build_parallel();
-        let stop = &stop;
+        let (stop, issued) = (&stop, &issued);
         s.spawn(move || {
             walk.visit(|| Batcher {
                 buf: Vec::with_capacity(BATCH + 4096),
-                records: 0,
                 end,
                 tx: tx.clone(),
                 stop,
                 failed,
+                issued,
+                limit,
             });
         });
-        for (batch, records) in rx.iter() {
-            if closed.is_some() || count >= limit {
+        for batch in rx.iter() {
+            if closed.is_some() {
                 continue; // drain, so that no worker waits on a full queue
             }
-            let take = if count + records > limit {
-                // Cut the batch after the record that reaches the limit.
-                let want = (limit - count) as usize;
-                let cut = batch
-                    .iter()
-                    .enumerate()
-                    .filter(|&(_, &b)| b == end)
-                    .nth(want - 1)
-                    .map_or(batch.len(), |(i, _)| i + 1);
-                &batch[..cut]
-            } else {
-                &batch[..]
-            };
-            count += records.min(limit - count);
-            out.buf().extend_from_slice(take);
+            out.buf().extend_from_slice(&batch);
             if let Err(c) = out.end_record() {
                 closed = Some(c);
-            }
-            if closed.is_some() || count >= limit {
                 stop.store(true, Ordering::Relaxed);
             }
         }
     });
+    let count = issued.load(Ordering::Relaxed).min(limit);
     (closed, count)
 }

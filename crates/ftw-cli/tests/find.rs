@@ -273,6 +273,21 @@ fn unreadable_directory_is_reported_and_the_rest_listed() {
     };
     cmd.arg("find").arg(&root);
     let r = run(&mut cmd);
+    // The unreadable directory as a root, printed at --min-depth 0 and then reported.
+    let locked = root.join("locked");
+    let mut as_root = Vec::new();
+    for j in ["1", "2"] {
+        let mut c = if is_root() {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(&bin);
+            c
+        } else {
+            Command::new(&bin)
+        };
+        c.args(["find", "--min-depth", "0", "-j", j]).arg(&locked);
+        as_root.push((j, run(&mut c)));
+    }
     std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
     if r.code == 127 || r.stderr.contains("setpriv:") {
         eprintln!(
@@ -297,6 +312,19 @@ fn unreadable_directory_is_reported_and_the_rest_listed() {
         .map(|s| format!("{}/{s}", root.display()))
         .collect();
     assert_eq!(got, want.iter().map(|s| s.as_bytes()).collect::<Vec<_>>());
+    for (j, r) in as_root {
+        assert_eq!(
+            r.stdout,
+            format!("{}\n", locked.display()).into_bytes(),
+            "-j {j}"
+        );
+        assert_eq!(
+            r.stderr,
+            format!("ftw: {}: Permission denied\n", locked.display()),
+            "-j {j}"
+        );
+        assert_eq!(r.code, 1, "-j {j}");
+    }
 }
 
 #[test]

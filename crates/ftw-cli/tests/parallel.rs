@@ -238,3 +238,37 @@ fn closed_pipe_stops_every_worker() {
         assert_eq!(err, "", "{args:?}");
     }
 }
+
+#[test]
+fn max_results_never_cuts_a_name_holding_a_newline() {
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..50 {
+        std::fs::write(tmp.path().join(format!("a{i}\nb")), b"").unwrap();
+        std::fs::write(tmp.path().join(format!("c{i}")), b"").unwrap();
+    }
+    for j in ["1", "2", "0"] {
+        for n in [1usize, 3, 60] {
+            let r = ftw(&[
+                "find".as_ref(),
+                "-j".as_ref(),
+                j.as_ref(),
+                "--max-results".as_ref(),
+                n.to_string().as_ref(),
+                tmp.path().as_os_str(),
+            ]);
+            assert_eq!(r.code, 0);
+            // Every printed path exists: split on the root's prefix, not on newlines.
+            let text = String::from_utf8(r.stdout).unwrap();
+            let prefix = format!("{}/", tmp.path().display());
+            let paths: Vec<&str> = text.split(&prefix).filter(|s| !s.is_empty()).collect();
+            assert_eq!(paths.len(), n, "-j {j} --max-results {n}: {text:?}");
+            for p in paths {
+                let name = p.strip_suffix('\n').expect("each path ends with a newline");
+                assert!(
+                    tmp.path().join(name).exists(),
+                    "-j {j}: printed a cut name {name:?}"
+                );
+            }
+        }
+    }
+}

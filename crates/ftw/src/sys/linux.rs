@@ -79,6 +79,12 @@ impl Dir {
         Ok(Dir { fd })
     }
 
+    /// A second handle to the same open directory (`dup`).
+    pub fn try_clone(&self) -> io::Result<Dir> {
+        let fd = rustix::io::fcntl_dupfd_cloexec(&self.fd, 0).map_err(cvt)?;
+        Ok(Dir { fd })
+    }
+
     /// Opens the directory at the relative path `rel` below this one in one call. Without
     /// `follow`, no component may be a symbolic link (`openat2` with
     /// `RESOLVE_NO_SYMLINKS`; where the kernel lacks it, one component at a time with

@@ -134,6 +134,13 @@ impl Dir {
         open_checked(self.path.join(name_path(name)), true)
     }
 
+    /// A second handle to the same directory.
+    pub fn try_clone(&self) -> io::Result<Dir> {
+        Ok(Dir {
+            path: self.path.clone(),
+        })
+    }
+
     /// Opens the directory at the relative path `rel` below this one.
     pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
         open_checked(self.path.join(name_path(rel)), follow)

@@ -42,6 +42,8 @@ enum Slot {
     Done(io::Result<Ready>),
     /// The walker took it before any worker started it.
     Claimed,
+    /// The walker will not enter it while a worker reads it: the worker drops it.
+    Discarded,
 }
 
 struct Request {
@@ -129,10 +131,9 @@ impl ReadAhead {
     pub(crate) fn new(opts: &Options, threads: usize, window: usize) -> ReadAhead {
         let shared = Arc::new(Shared {
             open: Arc::new(AtomicUsize::new(0)),
-            share_limit: opts
-                .fd_budget
-                .saturating_sub(2 * window + threads + 2)
-                .max(1),
+            // Half the budget is the walker's; of the other half, each worker holds up to
+            // two handles while it reads, the root one more.
+            share_limit: (opts.fd_budget / 2).saturating_sub(2 * threads + 1).max(1),
             state: Mutex::new(State {
                 heap: BinaryHeap::new(),
                 slots: HashMap::new(),
@@ -186,7 +187,7 @@ impl ReadAhead {
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match st.slots.get_mut(path) {
-                None | Some(Slot::Claimed) => return Take::Yourself(None),
+                None | Some(Slot::Claimed) | Some(Slot::Discarded) => return Take::Yourself(None),
                 Some(slot @ Slot::Queued(_)) => {
                     let Slot::Queued(parent) = std::mem::replace(slot, Slot::Claimed) else {
                         unreachable!()
@@ -250,6 +251,10 @@ impl ReadAhead {
                 }
                 Slot::Queued(_) if under => {
                     *slot = Slot::Claimed;
+                    true
+                }
+                Slot::Running if under => {
+                    *slot = Slot::Discarded;
                     true
                 }
                 _ => true,
@@ -364,22 +369,29 @@ fn worker(shared: &Shared) {
         if st.shutdown {
             return;
         }
-        if let Ok(ready) = &result {
-            if ready.read_error.is_none() {
-                queue(
-                    &mut st,
-                    opts,
-                    &req.root,
-                    &req.path,
-                    req.depth,
-                    &ready.list,
-                    shared_dir,
-                );
+        let keep = matches!(st.slots.get(&req.path), Some(Slot::Running));
+        match result {
+            // Read: queue its subdirectories, hand it over.
+            Ok(ready) if keep => {
+                if ready.read_error.is_none() {
+                    queue(
+                        &mut st,
+                        opts,
+                        &req.root,
+                        &req.path,
+                        req.depth,
+                        &ready.list,
+                        shared_dir,
+                    );
+                }
+                st.slots.insert(req.path, Slot::Done(Ok(ready)));
             }
-        }
-        match st.slots.get_mut(&req.path) {
-            Some(slot) => *slot = Slot::Done(result),
-            None => st.busy -= 1, // discarded meanwhile
+            // Failed (the walker opens it itself, one component at a time, and reports
+            // what it finds), or discarded meanwhile: forget it.
+            _ => {
+                st.slots.remove(&req.path);
+                st.busy -= 1;
+            }
         }
         let wake_walker = st.walker_waits;
         let wake_worker = st.idle > 0 && !st.heap.is_empty() && st.busy < shared.window;

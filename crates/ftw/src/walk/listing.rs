@@ -117,7 +117,14 @@ impl Listing {
     ) -> io::Result<()> {
         let names = &mut self.names;
         let items = &mut self.items;
-        dir.read_entries(buf, |e| {
+        let mut too_big = false;
+        let res = dir.read_entries(buf, |e| {
+            // Offsets are 32-bit: past 4 GiB of names the rest of the directory is left
+            // out and reported.
+            if names.len() + 256 >= u32::MAX as usize {
+                too_big = true;
+                return;
+            }
             let name = e.name().to_bytes_with_nul();
             let start = names.len();
             names.extend_from_slice(name);
@@ -134,7 +141,13 @@ impl Listing {
                 is_error: false,
                 ino: e.ino(),
             });
-        })
+        });
+        if too_big {
+            return Err(io::Error::other(
+                "directory too large: names past 4 GiB left out",
+            ));
+        }
+        res
     }
 
     /// Sorts the entries by their name's bytes.

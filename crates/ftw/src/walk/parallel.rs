@@ -271,11 +271,24 @@ fn run_job<V: ParallelVisitor>(
             return;
         }
         Err(e) => {
-            report(
-                state,
-                scope,
-                Error::io(bytes_to_path(job.path.clone()), job.depth, e),
-            );
+            let path = bytes_to_path(job.path.clone());
+            // A root that exists but cannot be read is listed, then reported (as find).
+            if job.depth == 0 && opts.min_depth == 0 {
+                if let Ok(m) = sys::stat_path(&path, StatMask::TYPE, true) {
+                    let entry = Entry {
+                        parent: b"",
+                        name: &job.path,
+                        depth: 0,
+                        file_type: m.file_type(),
+                        followed_link: false,
+                        ino: 0,
+                    };
+                    if state.visitor.visit(Ok(&entry)) == Control::Stop {
+                        return scope.stop();
+                    }
+                }
+            }
+            report(state, scope, Error::io(path, job.depth, e));
             return;
         }
     };
@@ -343,6 +356,9 @@ fn run_job<V: ParallelVisitor>(
     let depth = job.depth + 1;
     let mut stop = false;
     for i in 0..state.list.items.len() {
+        if scope.is_stopped() {
+            return;
+        }
         let item = state.list.items[i];
         let (file_type, followed_link, target) = match state.list.resolved(&item) {
             Outcome::Entry {

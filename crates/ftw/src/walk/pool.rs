@@ -203,11 +203,11 @@ where
                 shared.live.fetch_add(1, Ordering::AcqRel);
                 let (shared, make_state, handle) = (&shared, &make_state, &handle);
                 s.spawn(move || {
+                    // Counts the worker out even if a job panics: the others stop and
+                    // the scope re-raises the panic instead of waiting forever.
+                    let _exit = Exit(shared);
                     let mut state = make_state();
                     work(shared, &local, &mut state, handle);
-                    drop(state);
-                    shared.live.fetch_sub(1, Ordering::AcqRel);
-                    shared.wake_all();
                 });
             }
         };
@@ -259,6 +259,19 @@ where
     PoolStats {
         threads,
         jobs: shared.jobs.load(Ordering::Relaxed),
+    }
+}
+
+/// Counts a worker out when it ends, normally or by a panic.
+struct Exit<'a, J>(&'a Shared<J>);
+
+impl<J> Drop for Exit<'_, J> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop.store(true, Ordering::Relaxed);
+        }
+        self.0.live.fetch_sub(1, Ordering::AcqRel);
+        self.0.wake_all();
     }
 }
 

@@ -30,6 +30,11 @@ pub struct Walk {
     pending: Pending,
     /// Workers reading ahead (a sorted walk with several threads).
     ahead: Option<ReadAhead>,
+    /// An error to report before going on (after a root that could not be read).
+    queued_error: Option<Error>,
+    /// Handles the frames may hold: the whole budget, or half of it beside a read-ahead
+    /// (which keeps to the other half).
+    budget: usize,
 }
 
 /// One directory on the way down.
@@ -111,7 +116,12 @@ impl Walk {
             n => n,
         };
         let ahead = (b.opts.sort && b.opts.read_ahead && threads > 1 && b.filter.is_none())
-            .then(|| ReadAhead::new(&b.opts, threads, (b.opts.fd_budget / 2).clamp(1, 256)));
+            .then(|| ReadAhead::new(&b.opts, threads, 256));
+        let budget = if ahead.is_some() {
+            (b.opts.fd_budget / 2).max(3)
+        } else {
+            b.opts.fd_budget
+        };
         Walk {
             opts: b.opts,
             filter: b.filter,
@@ -123,7 +133,9 @@ impl Walk {
             buf: None,
             open: 0,
             pending: Pending::None,
+            budget,
             ahead,
+            queued_error: None,
         }
     }
 
@@ -201,6 +213,9 @@ impl Walk {
     }
 
     fn advance(&mut self) -> Option<Step> {
+        if let Some(err) = self.queued_error.take() {
+            return Some(Step::Error(err));
+        }
         loop {
             match std::mem::replace(&mut self.pending, Pending::None) {
                 Pending::None => {}
@@ -245,6 +260,11 @@ impl Walk {
                 if let Some(anc) = self.stack.iter().find(|f| f.id == Some(id)) {
                     let path = join(&self.path[..top.path_len], top.list.name(&item));
                     let ancestor = bytes_to_path(self.path[..anc.path_len].to_vec());
+                    if let Some(ahead) = &self.ahead {
+                        // Queued by the workers (a followed link to a directory), never
+                        // to be entered.
+                        ahead.discard(&path_to_bytes(&path));
+                    }
                     return Some(Step::Error(Error::fs_loop(path, depth, ancestor)));
                 }
             }
@@ -297,7 +317,18 @@ impl Walk {
                         Err(_) => return Some(Step::Error(Error::io(root, 0, e))),
                     }
                 }
-                _ => return Some(Step::Error(Error::io(root, 0, e))),
+                _ => {
+                    // A root that exists but cannot be read is listed, then reported
+                    // (as find does).
+                    let err = Error::io(root.clone(), 0, e);
+                    match sys::stat_path(&root, StatMask::TYPE, true) {
+                        Ok(m) if self.opts.min_depth == 0 => {
+                            self.queued_error = Some(err);
+                            m.file_type()
+                        }
+                        _ => return Some(Step::Error(err)),
+                    }
+                }
             },
         };
         if let Some(filter) = self.filter.as_mut() {
@@ -444,7 +475,8 @@ impl Walk {
     /// Reads a root and pushes its frame.
     fn push_root(&mut self, dir: Dir, id: Option<(u64, u64)>) -> Result<(), Error> {
         if let Some(ahead) = &mut self.ahead {
-            let root = Dir::open(&bytes_to_path(self.path.clone())).ok();
+            // The same directory the walker reads, not the path opened again.
+            let root = dir.try_clone().ok();
             let rel = self.path.len() + usize::from(!self.path.ends_with(b"/"));
             ahead.set_root(root.map(|dir| Root {
                 dir,
@@ -480,7 +512,7 @@ impl Walk {
     /// reopening can be checked.
     fn make_room(&mut self, need: usize, keep: &[usize]) {
         let mut i = 0;
-        while self.open + need > self.opts.fd_budget && i < self.stack.len() {
+        while self.open + need > self.budget && i < self.stack.len() {
             if !keep.contains(&i) {
                 let frame = &mut self.stack[i];
                 if let Some(dir) = frame.dir.take() {

@@ -187,3 +187,18 @@ fn loop_through_a_link_is_reported_once_and_not_followed() {
     assert_eq!(errors[0].path(), tmp.path().join("x/y/back"));
     assert_eq!(errors[0].loop_ancestor(), Some(tmp.path()));
 }
+
+#[test]
+fn a_panicking_visitor_ends_the_parallel_walk_with_its_panic() {
+    let tmp = comb(20);
+    let result = std::panic::catch_unwind(|| {
+        WalkBuilder::new(tmp.path())
+            .threads(2)
+            .build_parallel()
+            .visit(|| |_: Result<&Entry<'_>, Error>| -> Control { panic!("visitor failed") });
+    });
+    assert!(
+        result.is_err(),
+        "the panic reaches the caller (and nothing hangs)"
+    );
+}
