@@ -173,16 +173,15 @@ pub fn chain(root: &Path, levels: usize, name: &str, file_every: usize) -> usize
     made
 }
 
-/// Streams `cmd`'s NUL-separated output: the count of records and the longest one.
-pub fn count_and_longest(cmd: &mut Command) -> (usize, Vec<u8>, i32, String) {
+/// Runs `cmd`, calling `each` with every NUL-terminated record of its output as it
+/// streams (for listings too large to hold); returns the exit code and stderr.
+pub fn stream_records(cmd: &mut Command, mut each: impl FnMut(&[u8])) -> (i32, String) {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut out = child.stdout.take().unwrap();
-    let mut count = 0;
-    let mut longest = Vec::new();
     let mut cur = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -192,10 +191,7 @@ pub fn count_and_longest(cmd: &mut Command) -> (usize, Vec<u8>, i32, String) {
         }
         for &b in &buf[..n] {
             if b == 0 {
-                count += 1;
-                if cur.len() > longest.len() {
-                    longest = std::mem::take(&mut cur);
-                }
+                each(&cur);
                 cur.clear();
             } else {
                 cur.push(b);
@@ -210,48 +206,36 @@ pub fn count_and_longest(cmd: &mut Command) -> (usize, Vec<u8>, i32, String) {
         .read_to_string(&mut err)
         .unwrap();
     let status = child.wait().unwrap();
-    (count, longest, status.code().unwrap_or(-1), err)
+    (status.code().unwrap_or(-1), err)
+}
+
+/// Streams `cmd`'s NUL-separated output: the count of records and the longest one.
+pub fn count_and_longest(cmd: &mut Command) -> (usize, Vec<u8>, i32, String) {
+    let mut count = 0;
+    let mut longest = Vec::new();
+    let (code, err) = stream_records(cmd, |r| {
+        count += 1;
+        if r.len() > longest.len() {
+            longest = r.to_vec();
+        }
+    });
+    (count, longest, code, err)
 }
 
 /// An order-independent fingerprint of a NUL-separated listing: (count, sum and xor of
 /// the records' hashes), for listings too large to sort in a test.
 pub fn fingerprint(cmd: &mut Command) -> ((usize, u64, u64), i32, String) {
     use std::hash::{DefaultHasher, Hasher};
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
     let (mut count, mut sum, mut xor) = (0usize, 0u64, 0u64);
-    let mut h = DefaultHasher::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = out.read(&mut buf).unwrap();
-        if n == 0 {
-            break;
-        }
-        for &b in &buf[..n] {
-            if b == 0 {
-                let v = h.finish();
-                count += 1;
-                sum = sum.wrapping_add(v);
-                xor ^= v;
-                h = DefaultHasher::new();
-            } else {
-                h.write_u8(b);
-            }
-        }
-    }
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = child.wait().unwrap();
-    ((count, sum, xor), status.code().unwrap_or(-1), err)
+    let (code, err) = stream_records(cmd, |r| {
+        let mut h = DefaultHasher::new();
+        h.write(r);
+        let v = h.finish();
+        count += 1;
+        sum = sum.wrapping_add(v);
+        xor ^= v;
+    });
+    ((count, sum, xor), code, err)
 }
 
 pub fn is_root() -> bool {

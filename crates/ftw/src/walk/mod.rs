@@ -301,18 +301,12 @@ impl<'a> Entry<'a> {
     /// Appends the entry's full path to `out`: the parent's path, a `/` unless that ends
     /// with one, and the name.
     pub fn write_path(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.parent);
-        if !self.parent.is_empty() && !self.parent.ends_with(b"/") {
-            out.push(b'/');
-        }
-        out.extend_from_slice(self.name);
+        push_joined(out, self.parent, self.name);
     }
 
     /// The entry's full path, allocated.
     pub fn path(&self) -> PathBuf {
-        let mut v = Vec::with_capacity(self.parent.len() + self.name.len() + 1);
-        self.write_path(&mut v);
-        bytes_to_path(v)
+        join(self.parent, self.name)
     }
 
     /// An owned copy of the entry.
@@ -372,6 +366,23 @@ impl DirEntry {
     pub fn ino(&self) -> u64 {
         self.ino
     }
+}
+
+/// Appends `parent`, a `/` unless `parent` is empty or ends with one, and `name`: how
+/// every path of a walk is made from its directory's.
+fn push_joined(out: &mut Vec<u8>, parent: &[u8], name: &[u8]) {
+    out.extend_from_slice(parent);
+    if !parent.is_empty() && !parent.ends_with(b"/") {
+        out.push(b'/');
+    }
+    out.extend_from_slice(name);
+}
+
+/// `parent` joined with `name` (see [`push_joined`]).
+pub(crate) fn join(parent: &[u8], name: &[u8]) -> PathBuf {
+    let mut v = Vec::with_capacity(parent.len() + name.len() + 1);
+    push_joined(&mut v, parent, name);
+    bytes_to_path(v)
 }
 
 /// Path bytes as a `PathBuf`, exactly (lossily off Unix).

@@ -5,7 +5,7 @@
 
 use super::listing::{Listing, Outcome};
 use super::pool::{self, PoolOptions, PoolStats, Scope};
-use super::{Control, Entry, Error, Options, WalkBuilder, bytes_to_path, path_to_bytes};
+use super::{Control, Entry, Error, Options, WalkBuilder, bytes_to_path, join, path_to_bytes};
 use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
 use std::ffi::CStr;
 use std::io;
@@ -185,6 +185,28 @@ pub fn max_io_threads(fd_budget: usize) -> usize {
     (fd_budget / 4).clamp(1, 32)
 }
 
+/// Reports a root (depth 0) to the worker's visitor; stops the walk if it says so.
+fn visit_root<V: ParallelVisitor>(
+    state: &mut WorkerState<V>,
+    scope: &Scope<'_, DirJob>,
+    path: &[u8],
+    file_type: FileType,
+) -> Control {
+    let entry = Entry {
+        parent: b"",
+        name: path,
+        depth: 0,
+        file_type,
+        followed_link: false,
+        ino: 0,
+    };
+    let control = state.visitor.visit(Ok(&entry));
+    if control == Control::Stop {
+        scope.stop();
+    }
+    control
+}
+
 fn report<V: ParallelVisitor>(state: &mut WorkerState<V>, scope: &Scope<'_, DirJob>, err: Error) {
     if state.visitor.visit(Err(err)) == Control::Stop {
         scope.stop();
@@ -253,17 +275,7 @@ fn run_job<V: ParallelVisitor>(
             let root = bytes_to_path(job.path.clone());
             match sys::stat_path(&root, StatMask::TYPE, e.raw_os_error() == Some(20)) {
                 Ok(m) if opts.min_depth == 0 => {
-                    let entry = Entry {
-                        parent: b"",
-                        name: &job.path,
-                        depth: 0,
-                        file_type: m.file_type(),
-                        followed_link: false,
-                        ino: 0,
-                    };
-                    if state.visitor.visit(Ok(&entry)) == Control::Stop {
-                        scope.stop();
-                    }
+                    visit_root(state, scope, &job.path, m.file_type());
                 }
                 Ok(_) => {}
                 Err(_) => report(state, scope, Error::io(root, 0, e)),
@@ -275,16 +287,8 @@ fn run_job<V: ParallelVisitor>(
             // A root that exists but cannot be read is listed, then reported (as find).
             if job.depth == 0 && opts.min_depth == 0 {
                 if let Ok(m) = sys::stat_path(&path, StatMask::TYPE, true) {
-                    let entry = Entry {
-                        parent: b"",
-                        name: &job.path,
-                        depth: 0,
-                        file_type: m.file_type(),
-                        followed_link: false,
-                        ino: 0,
-                    };
-                    if state.visitor.visit(Ok(&entry)) == Control::Stop {
-                        return scope.stop();
+                    if visit_root(state, scope, &job.path, m.file_type()) == Control::Stop {
+                        return;
                     }
                 }
             }
@@ -295,18 +299,10 @@ fn run_job<V: ParallelVisitor>(
     if job.depth == 0 {
         job.root_dev = id.map_or(0, |(dev, _)| dev);
         if opts.min_depth == 0 {
-            let entry = Entry {
-                parent: b"",
-                name: &job.path,
-                depth: 0,
-                file_type: FileType::Dir,
-                followed_link: false,
-                ino: 0,
-            };
-            match state.visitor.visit(Ok(&entry)) {
+            match visit_root(state, scope, &job.path, FileType::Dir) {
                 Control::Continue => {}
                 Control::Skip => return,
-                Control::Stop => return scope.stop(),
+                Control::Stop => return,
             }
         }
         if opts.max_depth == 0 {
@@ -431,14 +427,4 @@ fn run_job<V: ParallelVisitor>(
     if stop {
         scope.stop();
     }
-}
-
-fn join(parent: &[u8], name: &[u8]) -> PathBuf {
-    let mut v = Vec::with_capacity(parent.len() + name.len() + 1);
-    v.extend_from_slice(parent);
-    if !parent.is_empty() && !parent.ends_with(b"/") {
-        v.push(b'/');
-    }
-    v.extend_from_slice(name);
-    bytes_to_path(v)
 }

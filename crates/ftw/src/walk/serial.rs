@@ -4,7 +4,8 @@
 use super::ahead::{ReadAhead, Root, Take};
 use super::listing::{Item, Listing, Outcome};
 use super::{
-    Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, path_to_bytes,
+    Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join,
+    path_to_bytes,
 };
 use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
 use std::ffi::CString;
@@ -77,16 +78,6 @@ enum Step {
         followed_link: bool,
     },
     Error(Error),
-}
-
-fn join(parent: &[u8], name: &[u8]) -> PathBuf {
-    let mut v = Vec::with_capacity(parent.len() + name.len() + 1);
-    v.extend_from_slice(parent);
-    if !parent.is_empty() && !parent.ends_with(b"/") {
-        v.push(b'/');
-    }
-    v.extend_from_slice(name);
-    bytes_to_path(v)
 }
 
 fn entry<'a>(
