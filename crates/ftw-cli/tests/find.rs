@@ -455,3 +455,50 @@ fn usage_errors_exit_2() {
     let r = ftw(&[OsStr::new("frobnicate")]);
     assert_eq!(r.code, 2);
 }
+
+/// A mount point below a directory: printed, not entered (as `find -xdev`). Uses a
+/// mount the machine has (such as /dev/shm under /dev); skipped where there is none.
+#[test]
+fn one_file_system_prints_mount_points_and_does_not_enter_them() {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mount = info
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(4))
+        .map(Path::new)
+        .find(|m| {
+            let parent = m.parent().unwrap_or(Path::new("/"));
+            parent != Path::new("/")
+                && !m.starts_with("/proc")
+                && !m.starts_with("/sys")
+                && !m.starts_with("/tmp")
+                && parent.is_dir()
+        });
+    let Some(mount) = mount else {
+        eprintln!("skipped: no mount point below a directory other than / here");
+        return;
+    };
+    let parent = mount.parent().unwrap();
+    let (theirs, fr) = gnu_find(parent, &["-H"], &["-xdev", "-mindepth", "1"]);
+    for j in THREADS {
+        let (ours, r) = ftw_find(parent, &["--one-file-system", "-j", j]);
+        assert_same(
+            &format!("ftw find --one-file-system -j {j} {}", parent.display()),
+            &ours,
+            &theirs,
+        );
+        assert_eq!(r.code, fr.code, "{}", r.stderr);
+        let m = mount.as_os_str().as_bytes();
+        assert!(
+            ours.iter().any(|p| p == m),
+            "the mount point {} is printed",
+            mount.display()
+        );
+        let mut below = m.to_vec();
+        below.push(b'/');
+        assert!(
+            !ours.iter().any(|p| p.starts_with(&below)),
+            "nothing below {} is printed",
+            mount.display()
+        );
+    }
+}

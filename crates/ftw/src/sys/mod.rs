@@ -32,14 +32,16 @@
 
 use std::ffi::CStr;
 
-#[cfg(target_os = "linux")]
+// `--cfg ftw_portable` builds the portable fallback on Linux too, so that it can be
+// checked and tested here: RUSTFLAGS="--cfg ftw_portable" cargo test -p ftw
+#[cfg(all(target_os = "linux", not(ftw_portable)))]
 mod linux;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(ftw_portable)))]
 pub use linux::*;
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(any(not(target_os = "linux"), ftw_portable))]
 mod portable;
-#[cfg(not(target_os = "linux"))]
+#[cfg(any(not(target_os = "linux"), ftw_portable))]
 pub use portable::*;
 
 /// The size of a [`DirBuf`] made by [`DirBuf::new`]: 64 KiB, enough for most
@@ -188,4 +190,75 @@ impl<'a> RawEntry<'a> {
 /// Whether `name` is `.` or `..`.
 fn is_dot(name: &[u8]) -> bool {
     name == b"." || name == b".."
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remove_entries_relative_to_the_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("empty")).unwrap();
+        std::fs::create_dir(tmp.path().join("full")).unwrap();
+        std::fs::write(tmp.path().join("full/f"), b"x").unwrap();
+        std::fs::write(tmp.path().join("file"), b"x").unwrap();
+        let dir = Dir::open(tmp.path()).unwrap();
+        dir.unlink_at(c"file").unwrap();
+        assert!(!tmp.path().join("file").exists());
+        dir.remove_dir_at(c"empty").unwrap();
+        assert!(!tmp.path().join("empty").exists());
+        // A directory is not unlinked, a full one not removed, a file not rmdir'd.
+        assert!(dir.unlink_at(c"full").is_err());
+        assert!(dir.remove_dir_at(c"full").is_err());
+        let full = dir.open_at(c"full").unwrap();
+        assert!(full.remove_dir_at(c"f").is_err());
+        full.unlink_at(c"f").unwrap();
+        dir.remove_dir_at(c"full").unwrap();
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn stat_at_answers_with_the_fields_asked_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("f"), vec![7u8; 5000]).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("f", tmp.path().join("l")).unwrap();
+        let dir = Dir::open(tmp.path()).unwrap();
+        let m = dir
+            .stat_at(c"f", StatMask::SIZE | StatMask::NLINK, false)
+            .unwrap();
+        assert_eq!((m.file_type(), m.size, m.nlink), (FileType::File, 5000, 1));
+        #[cfg(unix)]
+        {
+            let l = dir.stat_at(c"l", StatMask::TYPE, false).unwrap();
+            assert_eq!(l.file_type(), FileType::Symlink);
+            let t = dir.stat_at(c"l", StatMask::TYPE, true).unwrap();
+            assert_eq!((t.file_type(), t.ino), (FileType::File, m.ino));
+        }
+        assert_eq!(
+            dir.stat_at(c"missing", StatMask::TYPE, false)
+                .unwrap_err()
+                .kind(),
+            std::io::ErrorKind::NotFound
+        );
+        assert_eq!(dir.stat(StatMask::TYPE).unwrap().file_type(), FileType::Dir);
+    }
+
+    #[test]
+    fn open_at_does_not_follow_links_and_open_at_follow_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("a/b")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("a", tmp.path().join("link")).unwrap();
+        let dir = Dir::open(tmp.path()).unwrap();
+        assert!(dir.open_at(c"link").is_err());
+        assert!(dir.open_at_follow(c"link").is_ok());
+        assert!(dir.open_beneath(c"a/b", false).is_ok());
+        assert!(
+            dir.open_beneath(c"link/b", false).is_err(),
+            "no link on the way"
+        );
+        assert!(dir.open_beneath(c"link/b", true).is_ok());
+    }
 }

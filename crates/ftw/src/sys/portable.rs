@@ -143,7 +143,22 @@ impl Dir {
 
     /// Opens the directory at the relative path `rel` below this one.
     pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
-        open_checked(self.path.join(name_path(rel)), follow)
+        if follow {
+            return open_checked(self.path.join(name_path(rel)), true);
+        }
+        // One component at a time, so that no link on the way is followed.
+        let mut cur = Dir {
+            path: self.path.clone(),
+        };
+        for comp in rel
+            .to_bytes()
+            .split(|&b| b == b'/')
+            .filter(|c| !c.is_empty())
+        {
+            let name = CString::new(comp).map_err(io::Error::other)?;
+            cur = cur.open_at(&name)?;
+        }
+        Ok(cur)
     }
 
     /// Reads every entry of the directory (but `.` and `..`), calling `f` for each.
