@@ -7,8 +7,9 @@ use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -175,6 +176,9 @@ struct Batcher<'a> {
     /// after taking its place, so exactly `limit` are written.
     issued: &'a AtomicU64,
     limit: u64,
+    /// Starts the writer thread (once): it is needed only when a batch would otherwise
+    /// wait, so a small walk runs without it.
+    start_writer: &'a (dyn Fn() + Sync),
 }
 
 const BATCH: usize = 64 << 10;
@@ -185,7 +189,14 @@ impl Batcher<'_> {
             return true;
         }
         let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH + 4096));
-        self.tx.send(batch).is_ok()
+        match self.tx.try_send(batch) {
+            Ok(()) => true,
+            Err(TrySendError::Disconnected(_)) => false,
+            Err(TrySendError::Full(batch)) => {
+                (self.start_writer)();
+                self.tx.send(batch).is_ok()
+            }
+        }
     }
 }
 
@@ -196,15 +207,18 @@ impl ParallelVisitor for Batcher<'_> {
         }
         match item {
             Ok(entry) => {
+                if self.buf.len() >= BATCH {
+                    (self.start_writer)();
+                    if !self.send() {
+                        return Control::Stop;
+                    }
+                }
                 if self.issued.fetch_add(1, Ordering::Relaxed) >= self.limit {
                     self.stop.store(true, Ordering::Relaxed);
                     return Control::Stop;
                 }
                 entry.write_path(&mut self.buf);
                 self.buf.push(self.end);
-                if self.buf.len() >= BATCH && !self.send() {
-                    return Control::Stop;
-                }
             }
             Err(err) => report_error(&err, self.failed),
         }
@@ -232,32 +246,51 @@ fn parallel(
     let issued = AtomicU64::new(0);
     // At most this many batches wait for the writer: 2 MiB.
     let (tx, rx) = sync_channel::<Vec<u8>>(32);
-    let mut closed = None;
-    std::thread::scope(|s| {
-        let walk = b.build_parallel();
-        let (stop, issued) = (&stop, &issued);
-        s.spawn(move || {
-            walk.visit(|| Batcher {
-                buf: Vec::with_capacity(BATCH + 4096),
-                end,
-                tx: tx.clone(),
-                stop,
-                failed,
-                issued,
-                limit,
-            });
-        });
+    let rx = Mutex::new(rx);
+    let sink = Mutex::new((out, None::<Closed>));
+    let writer = AtomicBool::new(false);
+    // Writes every batch that arrives until all workers are done.
+    let drain = || {
+        let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
+        let (out, closed) = &mut *sink;
         for batch in rx.iter() {
             if closed.is_some() {
                 continue; // drain, so that no worker waits on a full queue
             }
             out.buf().extend_from_slice(&batch);
             if let Err(c) = out.end_record() {
-                closed = Some(c);
+                *closed = Some(c);
                 stop.store(true, Ordering::Relaxed);
             }
         }
+    };
+    std::thread::scope(|s| {
+        let start_writer = || {
+            if !writer.swap(true, Ordering::AcqRel) {
+                s.spawn(drain);
+            }
+        };
+        let start_writer: &(dyn Fn() + Sync) = &start_writer;
+        let walk = b.build_parallel();
+        let (stop, issued) = (&stop, &issued);
+        walk.visit(move || Batcher {
+            buf: Vec::with_capacity(BATCH + 4096),
+            end,
+            tx: tx.clone(),
+            stop,
+            failed,
+            issued,
+            limit,
+            start_writer,
+        });
+        // Every sender is gone: what is left (all of it, if no writer was needed) is
+        // written here, or by the writer before the scope ends.
+        if !writer.swap(true, Ordering::AcqRel) {
+            drain();
+        }
     });
+    let closed = sink.into_inner().unwrap_or_else(|e| e.into_inner()).1;
     let count = issued.load(Ordering::Relaxed).min(limit);
     (closed, count)
 }

@@ -5,8 +5,9 @@
 //! is the next it reads, while its handles are warm), and steals the oldest jobs of the
 //! others when it runs dry. A job pushes the jobs it finds through its [`Scope`].
 //!
-//! The pool starts with one worker and adds more, up to [`PoolOptions::threads`], as
-//! soon as jobs are queued for them (so a tiny walk costs one thread). With
+//! The calling thread runs the first job itself; workers start, up to
+//! [`PoolOptions::threads`], once jobs are queued for them (so a walk of an empty
+//! directory starts no thread). With
 //! [`PoolOptions::max_threads`] above that, the thread that called [`run`] watches, every
 //! 10 ms, how the workers spend their time: when the time they spend inside the file
 //! system calls they mark ([`Scope::io`]) is well above the CPU time the process uses,
@@ -190,6 +191,36 @@ where
     }
     let start = opts.threads.max(1);
     let max = opts.max_threads.max(start);
+    // The calling thread runs the first jobs itself while there is no other to share:
+    // a walk of an empty directory starts no thread at all.
+    {
+        let local = Worker::new_lifo();
+        shared
+            .stealers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(local.stealer());
+        let mut state = make_state();
+        let scope = Scope {
+            local: &local,
+            shared: &shared,
+        };
+        while !shared.done() && shared.pending.load(Ordering::Acquire) == 1 {
+            let Some(job) = local.pop().or_else(|| steal(&shared, &local)) else {
+                break;
+            };
+            handle(&mut state, job, &scope);
+            shared.jobs.fetch_add(1, Ordering::Relaxed);
+            shared.pending.fetch_sub(1, Ordering::AcqRel);
+        }
+        // Jobs this pushed stay on its deque, for the workers to steal.
+    }
+    if shared.done() {
+        return PoolStats {
+            threads: 0,
+            jobs: shared.jobs.load(Ordering::Relaxed),
+        };
+    }
     let mut threads = 0;
     std::thread::scope(|s| {
         let spawn = |n: usize| {
@@ -211,8 +242,9 @@ where
                 });
             }
         };
-        spawn(1);
-        threads = 1;
+        let first = start.min(shared.pending.load(Ordering::Acquire)).max(1);
+        spawn(first);
+        threads = first;
         let mut last = (Instant::now(), crate::sys::process_cpu_time(), 0u64);
         loop {
             {
