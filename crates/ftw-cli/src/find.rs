@@ -100,7 +100,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     let end = if args.print0 { 0u8 } else { b'\n' };
     let limit = args.max_results.unwrap_or(u64::MAX);
     let failed = AtomicBool::new(false);
-    let (closed, _) = if args.sort || args.threads == 1 {
+    let closed = if args.sort || args.threads == 1 {
         serial(b, &mut out, end, limit, &failed)
     } else {
         parallel(b, &mut out, end, limit, &failed)
@@ -133,11 +133,11 @@ fn serial(
     end: u8,
     limit: u64,
     failed: &AtomicBool,
-) -> (Option<Closed>, u64) {
+) -> Option<Closed> {
     let mut closed = None;
     let mut count = 0u64;
     if limit == 0 {
-        return (None, 0);
+        return None;
     }
     b.build().visit(|item| match item {
         Ok(entry) => {
@@ -160,7 +160,7 @@ fn serial(
             Control::Continue
         }
     });
-    (closed, count)
+    closed
 }
 
 /// Each worker formats its entries into a batch of its own and hands full batches to
@@ -238,9 +238,9 @@ fn parallel(
     end: u8,
     limit: u64,
     failed: &AtomicBool,
-) -> (Option<Closed>, u64) {
+) -> Option<Closed> {
     if limit == 0 {
-        return (None, 0);
+        return None;
     }
     let stop = AtomicBool::new(false);
     let issued = AtomicU64::new(0);
@@ -290,7 +290,5 @@ fn parallel(
             drain();
         }
     });
-    let closed = sink.into_inner().unwrap_or_else(|e| e.into_inner()).1;
-    let count = issued.load(Ordering::Relaxed).min(limit);
-    (closed, count)
+    sink.into_inner().unwrap_or_else(|e| e.into_inner()).1
 }
