@@ -4,10 +4,9 @@ mod common;
 
 use common::*;
 use std::ffi::OsStr;
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// The thread counts every differential test runs with (0: ftw's own choice).
 const THREADS: &[&str] = &["1", "2", "8", "0"];
@@ -333,29 +332,9 @@ fn closed_pipe_ends_quietly_with_status_0() {
     for i in 0..3000 {
         std::fs::File::create(tmp.path().join(format!("{i:0>200}"))).unwrap();
     }
-    let mut child = Command::new(ftw_bin())
-        .args(["find", "-j", "1"])
-        .arg(tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = [0u8; 100];
-    child
-        .stdout
-        .as_mut()
-        .unwrap()
-        .read_exact(&mut first)
-        .unwrap();
-    drop(child.stdout.take());
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = child.wait().unwrap();
+    let mut cmd = Command::new(ftw_bin());
+    cmd.args(["find", "-j", "1"]).arg(tmp.path());
+    let (status, err) = close_after_first_bytes(&mut cmd);
     assert!(status.success(), "status {status:?}, stderr {err:?}");
     assert_eq!(err, "");
 }

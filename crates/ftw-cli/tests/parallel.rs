@@ -7,25 +7,9 @@ use common::*;
 use std::io::Read;
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
-
-/// Waits for `child`, failing the test (and killing it) if it takes more than `limit`:
-/// a deadlock, not a slow run.
-fn wait_or_kill(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("ftw did not finish within {limit:?}: a deadlock?");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
+use std::time::Duration;
 
 #[test]
 fn walks_stay_correct_while_entries_come_and_go() {
@@ -210,30 +194,11 @@ fn closed_pipe_stops_every_worker() {
     let tmp = tempfile::tempdir().unwrap();
     fan_out(tmp.path(), 5, 10);
     for args in [&["-j", "4"][..], &[][..], &["--sort"][..]] {
-        let mut child = Command::new(ftw_bin())
-            .args(["find", "-L"])
+        let mut cmd = Command::new(ftw_bin());
+        cmd.args(["find", "-L"])
             .args(args)
-            .arg(tmp.path().join("L0"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = [0u8; 100];
-        child
-            .stdout
-            .as_mut()
-            .unwrap()
-            .read_exact(&mut first)
-            .unwrap();
-        drop(child.stdout.take());
-        let status = wait_or_kill(&mut child, Duration::from_secs(60));
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+            .arg(tmp.path().join("L0"));
+        let (status, err) = close_after_first_bytes(&mut cmd);
         assert!(status.success(), "{args:?}: {status:?} {err}");
         assert_eq!(err, "", "{args:?}");
     }

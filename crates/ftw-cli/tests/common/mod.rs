@@ -9,7 +9,8 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 pub fn ftw_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ftw"))
@@ -286,4 +287,47 @@ pub fn error_count(stderr: &str) -> usize {
         .lines()
         .filter(|l| l.starts_with("ftw: ") || l.starts_with("find: "))
         .count()
+}
+
+/// Waits for `child`, failing the test (and killing it) if it takes more than `limit`:
+/// a deadlock, not a slow run.
+pub fn wait_or_kill(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("ftw did not finish within {limit:?}: a deadlock?");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs `cmd`, reads the first 100 bytes of its output, then closes the pipe, as
+/// `| head -c 100` would; returns how it ended and its stderr.
+pub fn close_after_first_bytes(cmd: &mut Command) -> (ExitStatus, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 100];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let status = wait_or_kill(&mut child, Duration::from_secs(60));
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
 }
