@@ -360,6 +360,9 @@ impl Walk {
             Take::Ready(Err(e)) => return Err(Error::io(child_path(self), depth, e)),
             Take::Ready(Ok(r)) => (None, r.id, Some(r.list), r.read_error.map_or(Ok(()), Err)),
             Take::Yourself(shared) => {
+                if shared.is_some() {
+                    self.make_room(1, &[parent]);
+                }
                 let name = self.stack[parent].list.c_name(&item);
                 let opened = match shared {
                     // The read-ahead shares the parent's handle.
