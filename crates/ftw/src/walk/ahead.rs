@@ -321,39 +321,39 @@ fn queue(
 fn worker(shared: &Shared) {
     let opts = &shared.opts;
     let mut buf = DirBuf::with_capacity(opts.buf_size);
+    // The lock is taken once per directory: to hand in a read and take the next.
+    let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     loop {
-        let req = {
-            let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
-            loop {
-                if st.shutdown {
-                    return;
-                }
-                if st.busy < shared.window {
-                    if let Some(Reverse(req)) = st.heap.pop() {
-                        match st.slots.get_mut(&req.path) {
-                            Some(slot @ Slot::Queued(_)) => {
-                                let Slot::Queued(parent) = std::mem::replace(slot, Slot::Running)
-                                else {
-                                    unreachable!()
-                                };
-                                st.busy += 1;
-                                break (req, parent, st.free.pop().unwrap_or_default());
-                            }
-                            Some(Slot::Claimed) => {
-                                st.slots.remove(&req.path);
-                            }
-                            _ => {}
-                        }
-                        continue;
-                    }
-                }
-                st.idle += 1;
-                st = shared.work.wait(st).unwrap_or_else(|e| e.into_inner());
-                st.idle -= 1;
+        let (req, parent, list) = loop {
+            if st.shutdown {
+                return;
             }
+            if st.busy < shared.window {
+                if let Some(Reverse(req)) = st.heap.pop() {
+                    match st.slots.get_mut(&req.path) {
+                        Some(slot @ Slot::Queued(_)) => {
+                            let Slot::Queued(parent) = std::mem::replace(slot, Slot::Running)
+                            else {
+                                unreachable!()
+                            };
+                            st.busy += 1;
+                            break (req, parent, st.free.pop().unwrap_or_default());
+                        }
+                        Some(Slot::Claimed) => {
+                            st.slots.remove(&req.path);
+                        }
+                        _ => {}
+                    }
+                    continue;
+                }
+            }
+            st.idle += 1;
+            st = shared.work.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.idle -= 1;
         };
-        let (req, parent, list) = req;
+        drop(st);
         let result = read(opts, &req, parent.as_deref(), &mut buf, list);
+        drop(parent);
         // Subdirectories open from this directory's handle while the budget allows.
         let (result, shared_dir) = match result {
             Ok((ready, Some(dir))) => {
@@ -365,7 +365,7 @@ fn worker(shared: &Shared) {
             Ok((ready, None)) => (Ok(ready), None),
             Err(e) => (Err(e), None),
         };
-        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.shutdown {
             return;
         }
@@ -393,13 +393,11 @@ fn worker(shared: &Shared) {
                 st.busy -= 1;
             }
         }
-        let wake_walker = st.walker_waits;
-        let wake_worker = st.idle > 0 && !st.heap.is_empty() && st.busy < shared.window;
-        drop(st);
-        if wake_walker {
+        if st.walker_waits {
             shared.done.notify_one();
         }
-        if wake_worker {
+        // Another idle worker is needed only if more is queued than this one takes next.
+        if st.idle > 0 && st.heap.len() > 1 && st.busy + 1 < shared.window {
             shared.work.notify_one();
         }
     }
