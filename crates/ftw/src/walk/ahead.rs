@@ -7,8 +7,9 @@
 //! directory from the root's handle in one call (`openat2`, no symbolic links unless the
 //! walk follows them), reads, sorts and types its entries, and queues its
 //! subdirectories in turn. At most `window` finished or running reads wait for the
-//! walker; the walker takes its directory when finished, waits when it is being read,
-//! and reads it itself when no worker has started it. Nothing the walker reports
+//! walker; the walker takes its directory when finished, reads the next one in line
+//! (or waits) while a worker reads it, and reads it itself when no worker has started
+//! it. Nothing the walker reports
 //! depends on who read a directory.
 
 use super::Options;
@@ -117,6 +118,8 @@ pub(crate) struct ReadAhead {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     root: Option<Arc<Root>>,
+    /// The walker's buffer, for the reads it does while it would wait.
+    buf: DirBuf,
 }
 
 /// The walk's order as a byte string: `/` below any byte of a name.
@@ -155,6 +158,7 @@ impl ReadAhead {
             })
             .collect();
         ReadAhead {
+            buf: DirBuf::with_capacity(opts.buf_size),
             shared,
             workers,
             root: None,
@@ -182,7 +186,7 @@ impl ReadAhead {
 
     /// The directory at `path`, if a worker read it (waiting while one reads it);
     /// `None` when the walker must read it itself.
-    pub(crate) fn take(&self, path: &[u8]) -> Take {
+    pub(crate) fn take(&mut self, path: &[u8]) -> Take {
         let mut spins = 0;
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
@@ -195,6 +199,15 @@ impl ReadAhead {
                     return Take::Yourself(parent);
                 }
                 Some(Slot::Running) => {
+                    // While a worker reads it, read the next directory in line here
+                    // rather than wait idle.
+                    if let Some(mut job) = next_request(&mut st, &self.shared) {
+                        drop(st);
+                        let (result, dir) = run_request(&self.shared, &mut job, &mut self.buf);
+                        st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+                        hand_in(&mut st, &self.shared, job.0, result, dir);
+                        continue;
+                    }
                     // A read takes tens of microseconds: let the worker finish on this
                     // core before paying for a sleep and a wake-up.
                     if spins < 64 {
@@ -318,84 +331,109 @@ fn queue(
     }
 }
 
+/// A request taken from the heap, with the parent's shared handle and a listing to fill.
+type Job = (Request, Option<Arc<Handle>>, Listing);
+
+/// Takes the request the walker will want soonest, if the window has room.
+fn next_request(st: &mut State, shared: &Shared) -> Option<Job> {
+    while st.busy < shared.window {
+        let Reverse(req) = st.heap.pop()?;
+        match st.slots.get_mut(&req.path) {
+            Some(slot @ Slot::Queued(_)) => {
+                let Slot::Queued(parent) = std::mem::replace(slot, Slot::Running) else {
+                    unreachable!()
+                };
+                st.busy += 1;
+                return Some((req, parent, st.free.pop().unwrap_or_default()));
+            }
+            Some(Slot::Claimed) => {
+                st.slots.remove(&req.path);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Reads a request's directory (without the lock) and shares its handle for its
+/// subdirectories while the budget allows.
+fn run_request(
+    shared: &Shared,
+    job: &mut Job,
+    buf: &mut DirBuf,
+) -> (io::Result<Ready>, Option<Arc<Handle>>) {
+    let list = std::mem::take(&mut job.2);
+    let result = read(&shared.opts, &job.0, job.1.as_deref(), buf, list);
+    job.1 = None;
+    match result {
+        Ok((ready, Some(dir))) => match Handle::share(dir, &shared.open, shared.share_limit, false)
+        {
+            Ok(h) => (Ok(ready), Some(h)),
+            Err(_) => (Ok(ready), None),
+        },
+        Ok((ready, None)) => (Ok(ready), None),
+        Err(e) => (Err(e), None),
+    }
+}
+
+/// Hands in a read (under the lock): queues its subdirectories and marks it done, or
+/// forgets it if it failed or was discarded meanwhile; wakes the walker if it waits.
+fn hand_in(
+    st: &mut State,
+    shared: &Shared,
+    req: Request,
+    result: io::Result<Ready>,
+    dir: Option<Arc<Handle>>,
+) {
+    let keep = matches!(st.slots.get(&req.path), Some(Slot::Running));
+    match result {
+        Ok(ready) if keep => {
+            if ready.read_error.is_none() {
+                queue(
+                    st,
+                    &shared.opts,
+                    &req.root,
+                    &req.path,
+                    req.depth,
+                    &ready.list,
+                    dir,
+                );
+            }
+            st.slots.insert(req.path, Slot::Done(Ok(ready)));
+        }
+        // Failed (the walker opens it itself, one component at a time, and reports what
+        // it finds), or discarded meanwhile: forget it.
+        _ => {
+            st.slots.remove(&req.path);
+            st.busy -= 1;
+        }
+    }
+    if st.walker_waits {
+        shared.done.notify_one();
+    }
+}
+
 fn worker(shared: &Shared) {
-    let opts = &shared.opts;
-    let mut buf = DirBuf::with_capacity(opts.buf_size);
+    let mut buf = DirBuf::with_capacity(shared.opts.buf_size);
     // The lock is taken once per directory: to hand in a read and take the next.
     let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     loop {
-        let (req, parent, list) = loop {
-            if st.shutdown {
-                return;
-            }
-            if st.busy < shared.window {
-                if let Some(Reverse(req)) = st.heap.pop() {
-                    match st.slots.get_mut(&req.path) {
-                        Some(slot @ Slot::Queued(_)) => {
-                            let Slot::Queued(parent) = std::mem::replace(slot, Slot::Running)
-                            else {
-                                unreachable!()
-                            };
-                            st.busy += 1;
-                            break (req, parent, st.free.pop().unwrap_or_default());
-                        }
-                        Some(Slot::Claimed) => {
-                            st.slots.remove(&req.path);
-                        }
-                        _ => {}
-                    }
-                    continue;
-                }
-            }
+        if st.shutdown {
+            return;
+        }
+        let Some(mut job) = next_request(&mut st, shared) else {
             st.idle += 1;
             st = shared.work.wait(st).unwrap_or_else(|e| e.into_inner());
             st.idle -= 1;
+            continue;
         };
         drop(st);
-        let result = read(opts, &req, parent.as_deref(), &mut buf, list);
-        drop(parent);
-        // Subdirectories open from this directory's handle while the budget allows.
-        let (result, shared_dir) = match result {
-            Ok((ready, Some(dir))) => {
-                match Handle::share(dir, &shared.open, shared.share_limit, false) {
-                    Ok(h) => (Ok(ready), Some(h)),
-                    Err(_) => (Ok(ready), None),
-                }
-            }
-            Ok((ready, None)) => (Ok(ready), None),
-            Err(e) => (Err(e), None),
-        };
+        let (result, dir) = run_request(shared, &mut job, &mut buf);
         st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.shutdown {
             return;
         }
-        let keep = matches!(st.slots.get(&req.path), Some(Slot::Running));
-        match result {
-            // Read: queue its subdirectories, hand it over.
-            Ok(ready) if keep => {
-                if ready.read_error.is_none() {
-                    queue(
-                        &mut st,
-                        opts,
-                        &req.root,
-                        &req.path,
-                        req.depth,
-                        &ready.list,
-                        shared_dir,
-                    );
-                }
-                st.slots.insert(req.path, Slot::Done(Ok(ready)));
-            }
-            // Failed (the walker opens it itself, one component at a time, and reports
-            // what it finds), or discarded meanwhile: forget it.
-            _ => {
-                st.slots.remove(&req.path);
-                st.busy -= 1;
-            }
-        }
-        if st.walker_waits {
-            shared.done.notify_one();
-        }
+        hand_in(&mut st, shared, job.0, result, dir);
         // Another idle worker is needed only if more is queued than this one takes next.
         if st.idle > 0 && st.heap.len() > 1 && st.busy + 1 < shared.window {
             shared.work.notify_one();

@@ -351,9 +351,12 @@ impl Walk {
         let depth = self.stack[parent].depth + 1;
         let name_start = self.path.len() + usize::from(!self.path.ends_with(b"/"));
         let child_path = |w: &Walk| join(&w.path, w.stack[parent].list.name(&item));
-        let take = match &self.ahead {
-            Some(ahead) => ahead.take(path_to_bytes(&child_path(self)).as_slice()),
-            None => Take::Yourself(None),
+        let take = match self.ahead.is_some() {
+            true => {
+                let path = path_to_bytes(&child_path(self));
+                self.ahead.as_mut().expect("checked").take(&path)
+            }
+            false => Take::Yourself(None),
         };
         let read_here = !matches!(take, Take::Ready(_));
         let (dir, id, list, read_res) = match take {
