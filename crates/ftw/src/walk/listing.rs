@@ -33,18 +33,10 @@ pub(crate) struct Listing {
     errors: Vec<Option<io::Error>>,
 }
 
-/// What [`Listing::resolved`] says of an item.
-pub(crate) enum Outcome {
-    /// Its final type, whether it is a followed link, and for a directory when links are
-    /// followed, its (device, inode).
-    Entry {
-        file_type: FileType,
-        followed_link: bool,
-        target: Option<(u64, u64)>,
-    },
-    /// Finding its type failed.
-    Error(io::Error),
-}
+/// What [`Listing::resolved`] says of an item that could be typed: its final type,
+/// whether it is a followed link, and for a directory when links are followed, its
+/// (device, inode).
+pub(crate) type Typed = (FileType, bool, Option<(u64, u64)>);
 
 impl Listing {
     /// Empties the listing, keeping its memory for the next directory.
@@ -95,16 +87,13 @@ impl Listing {
     }
 
     /// What [`Listing::resolve_all`] found for `item` (an error is handed out once).
-    pub(crate) fn resolved(&mut self, item: &Item) -> Outcome {
+    pub(crate) fn resolved(&mut self, item: &Item) -> io::Result<Typed> {
         if item.is_error {
             let e = self.errors[item.aux as usize].take();
-            return Outcome::Error(e.unwrap_or_else(|| io::Error::other("error already reported")));
+            return Err(e.unwrap_or_else(|| io::Error::other("error already reported")));
         }
-        Outcome::Entry {
-            file_type: item.file_type,
-            followed_link: item.followed_link,
-            target: (item.aux != NONE).then(|| self.targets[item.aux as usize]),
-        }
+        let target = (item.aux != NONE).then(|| self.targets[item.aux as usize]);
+        Ok((item.file_type, item.followed_link, target))
     }
 
     /// Reads every entry of `dir` into this (empty) listing. With `forget_types`, every

@@ -378,11 +378,16 @@ fn push_joined(out: &mut Vec<u8>, parent: &[u8], name: &[u8]) {
     out.extend_from_slice(name);
 }
 
-/// `parent` joined with `name` (see [`push_joined`]).
-pub(crate) fn join(parent: &[u8], name: &[u8]) -> PathBuf {
+/// `parent` joined with `name` (see [`push_joined`]), as bytes.
+pub(crate) fn join_bytes(parent: &[u8], name: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(parent.len() + name.len() + 1);
     push_joined(&mut v, parent, name);
-    bytes_to_path(v)
+    v
+}
+
+/// `parent` joined with `name` (see [`push_joined`]).
+pub(crate) fn join(parent: &[u8], name: &[u8]) -> PathBuf {
+    bytes_to_path(join_bytes(parent, name))
 }
 
 /// Path bytes as a `PathBuf`, exactly (lossily off Unix).

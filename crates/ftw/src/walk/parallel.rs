@@ -3,7 +3,7 @@
 //! with the worker's own buffer, reporting its entries to the worker's visitor and
 //! pushing its subdirectories. Entries come in no fixed order.
 
-use super::listing::{Listing, Outcome};
+use super::listing::Listing;
 use super::pool::{self, PoolOptions, PoolStats, Scope};
 use super::{Control, Entry, Error, Options, WalkBuilder, bytes_to_path, join, path_to_bytes};
 use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
@@ -357,12 +357,8 @@ fn run_job<V: ParallelVisitor>(
         }
         let item = state.list.items[i];
         let (file_type, followed_link, target) = match state.list.resolved(&item) {
-            Outcome::Entry {
-                file_type,
-                followed_link,
-                target,
-            } => (file_type, followed_link, target),
-            Outcome::Error(e) => {
+            Ok(typed) => typed,
+            Err(e) => {
                 let path = join(&job.path, state.list.name(&item));
                 report(state, scope, Error::io(path, depth, e));
                 continue;

@@ -99,6 +99,22 @@ struct Shared<J> {
 }
 
 impl<J> Shared<J> {
+    /// A new deque whose oldest jobs every worker may steal.
+    fn register(&self) -> Worker<J> {
+        let local = Worker::new_lifo();
+        self.stealers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(local.stealer());
+        local
+    }
+
+    /// Counts a job out; true when it was the last, the work then being done.
+    fn finish_job(&self) -> bool {
+        self.jobs.fetch_add(1, Ordering::Relaxed);
+        self.pending.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
     fn done(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.pending.load(Ordering::Acquire) == 0
     }
@@ -194,12 +210,7 @@ where
     // The calling thread runs the first jobs itself while there is no other to share:
     // a walk of an empty directory starts no thread at all.
     {
-        let local = Worker::new_lifo();
-        shared
-            .stealers
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(local.stealer());
+        let local = shared.register();
         let mut state = make_state();
         let scope = Scope {
             local: &local,
@@ -210,8 +221,7 @@ where
                 break;
             };
             handle(&mut state, job, &scope);
-            shared.jobs.fetch_add(1, Ordering::Relaxed);
-            shared.pending.fetch_sub(1, Ordering::AcqRel);
+            shared.finish_job();
         }
         // Jobs this pushed stay on its deque, for the workers to steal.
     }
@@ -225,12 +235,7 @@ where
     std::thread::scope(|s| {
         let spawn = |n: usize| {
             for _ in 0..n {
-                let local = Worker::new_lifo();
-                shared
-                    .stealers
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(local.stealer());
+                let local = shared.register();
                 shared.live.fetch_add(1, Ordering::AcqRel);
                 let (shared, make_state, handle) = (&shared, &make_state, &handle);
                 s.spawn(move || {
@@ -319,8 +324,7 @@ where
         match local.pop().or_else(|| steal(shared, local)) {
             Some(job) => {
                 handle(state, job, &scope);
-                shared.jobs.fetch_add(1, Ordering::Relaxed);
-                if shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                if shared.finish_job() {
                     shared.wake_all();
                     return;
                 }

@@ -2,9 +2,9 @@
 //! a bounded number of open handles.
 
 use super::ahead::{ReadAhead, Root, Take};
-use super::listing::{Item, Listing, Outcome};
+use super::listing::{Item, Listing};
 use super::{
-    Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join,
+    Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join, join_bytes,
     path_to_bytes,
 };
 use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
@@ -193,7 +193,7 @@ impl Walk {
             (&self.pending, &self.ahead, self.stack.last())
         {
             let item = &top.list.items[top.cursor - 1];
-            ahead.discard(&path_to_bytes(&join(&self.path, top.list.name(item))));
+            ahead.discard(&join_bytes(&self.path, top.list.name(item)));
         }
         self.pending = Pending::None;
     }
@@ -236,12 +236,8 @@ impl Walk {
             top.cursor += 1;
             let depth = top.depth + 1;
             let (file_type, followed_link, target) = match top.list.resolved(&item) {
-                Outcome::Entry {
-                    file_type,
-                    followed_link,
-                    target,
-                } => (file_type, followed_link, target),
-                Outcome::Error(e) => {
+                Ok(typed) => typed,
+                Err(e) => {
                     let path = join(&self.path[..top.path_len], top.list.name(&item));
                     return Some(Step::Error(Error::io(path, depth, e)));
                 }
@@ -353,7 +349,7 @@ impl Walk {
         let child_path = |w: &Walk| join(&w.path, w.stack[parent].list.name(&item));
         let take = match self.ahead.is_some() {
             true => {
-                let path = path_to_bytes(&child_path(self));
+                let path = join_bytes(&self.path, self.stack[parent].list.name(&item));
                 self.ahead.as_mut().expect("checked").take(&path)
             }
             false => Take::Yourself(None),
