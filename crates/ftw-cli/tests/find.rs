@@ -262,28 +262,25 @@ fn unreadable_directory_is_reported_and_the_rest_listed() {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
-    let mut cmd = if is_root() {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(&bin);
-        c
-    } else {
-        Command::new(&bin)
-    };
-    cmd.arg("find").arg(&root);
-    let r = run(&mut cmd);
-    // The unreadable directory as a root, printed at --min-depth 0 and then reported.
-    let locked = root.join("locked");
-    let mut as_root = Vec::new();
-    for j in ["1", "2"] {
-        let mut c = if is_root() {
+    // Run as an unprivileged user when the tests run as root.
+    let unprivileged = || {
+        if is_root() {
             let mut c = Command::new("setpriv");
             c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
                 .arg(&bin);
             c
         } else {
             Command::new(&bin)
-        };
+        }
+    };
+    let mut cmd = unprivileged();
+    cmd.arg("find").arg(&root);
+    let r = run(&mut cmd);
+    // The unreadable directory as a root, printed at --min-depth 0 and then reported.
+    let locked = root.join("locked");
+    let mut as_root = Vec::new();
+    for j in ["1", "2"] {
+        let mut c = unprivileged();
         c.args(["find", "--min-depth", "0", "-j", j]).arg(&locked);
         as_root.push((j, run(&mut c)));
     }

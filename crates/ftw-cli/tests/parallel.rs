@@ -51,30 +51,16 @@ fn walks_stay_correct_while_entries_come_and_go() {
         let variants: [&[&str]; 4] = [&["-j", "2"], &["-j", "8"], &[], &["--sort"]];
         for rep in 0..20 {
             let args = variants[rep % variants.len()];
-            let mut child = Command::new(ftw_bin())
-                .arg("find")
-                .arg("-0")
-                .args(args)
-                .arg(root)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut out = Vec::new();
-            child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
-            let mut err = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            let status = wait_or_kill(&mut child, Duration::from_secs(60));
-            let code = status.code();
+            let mut cmd = Command::new(ftw_bin());
+            cmd.args(["find", "-0"]).args(args).arg(root);
+            let r = run_within(&mut cmd, Duration::from_secs(60));
             assert!(
-                matches!(code, Some(0) | Some(1)),
-                "ftw {args:?} ended with {status:?}: {err}"
+                matches!(r.code, 0 | 1),
+                "ftw {args:?} ended with {}: {}",
+                r.code,
+                r.stderr
             );
+            let (out, err) = (r.stdout, r.stderr);
             let listed = records(&out);
             for s in &stable {
                 let want = s.as_os_str().as_encoded_bytes().to_vec();
@@ -165,18 +151,13 @@ fn max_results_prints_exactly_n_and_stops_early() {
     let tmp = tempfile::tempdir().unwrap();
     fan_out(tmp.path(), 5, 10);
     for args in [&["-j", "1"][..], &["-j", "4"][..], &[][..], &["--sort"][..]] {
-        let mut child = Command::new(ftw_bin())
-            .args(["find", "-L", "-0", "--max-results", "7"])
+        let mut cmd = Command::new(ftw_bin());
+        cmd.args(["find", "-L", "-0", "--max-results", "7"])
             .args(args)
-            .arg(tmp.path().join("L0"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = Vec::new();
-        child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
-        let status = wait_or_kill(&mut child, Duration::from_secs(60));
-        assert!(status.success(), "{args:?}: {status:?}");
+            .arg(tmp.path().join("L0"));
+        let r = run_within(&mut cmd, Duration::from_secs(60));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let out = r.stdout;
         assert_eq!(out.iter().filter(|&&b| b == 0).count(), 7, "{args:?}");
         assert!(out.ends_with(b"\0"));
     }

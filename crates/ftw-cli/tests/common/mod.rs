@@ -331,3 +331,30 @@ pub fn close_after_first_bytes(cmd: &mut Command) -> (ExitStatus, String) {
         .unwrap();
     (status, err)
 }
+
+/// Runs `cmd` to its end like [`run`], but kills it and fails the test if it takes more
+/// than `limit` (a deadlock, not a slow run): its output is read on other threads, so a
+/// hung child cannot block the test on a pipe.
+pub fn run_within(cmd: &mut Command, limit: Duration) -> Run {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        out.read_to_end(&mut v).map(|_| v)
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = String::new();
+        err.read_to_string(&mut v).map(|_| v)
+    });
+    let status = wait_or_kill(&mut child, limit);
+    Run {
+        stdout: out.join().unwrap().unwrap(),
+        stderr: err.join().unwrap().unwrap(),
+        code: status.code().unwrap_or(-1),
+    }
+}
