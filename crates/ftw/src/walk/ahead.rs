@@ -1,24 +1,29 @@
 //! Read-ahead for the sorted walk: worker threads read the directories the walker will
 //! enter next, so that a sorted, depth-first, streaming walk uses several cores.
 //!
-//! Requests wait in a heap ordered by their place in the walk's order (the path with
-//! `/` ranked below every name byte: exactly depth-first order with sorted names), so
-//! the workers always read the directory the walker will want soonest. A worker opens a
-//! directory from the root's handle in one call (`openat2`, no symbolic links unless the
-//! walk follows them), reads, sorts and types its entries, and queues its
-//! subdirectories in turn. At most `window` finished or running reads wait for the
-//! walker; the walker takes its directory when finished, reads the next one in line
-//! (or waits) while a worker reads it, and reads it itself when no worker has started
-//! it. Nothing the walker reports
-//! depends on who read a directory.
+//! Each directory read (by a worker or by the walker) queues its subdirectories as one
+//! *group*: its sorted subdirectories, one after another. A group stands for a run of
+//! the walk's order (depth-first with sorted names), and the runs of two groups never
+//! overlap, so the groups wait on a stack ordered by the next directory of each: the
+//! workers take the directory the walker will want soonest from the top, and a new
+//! group almost always goes on top (below it only when reads finish out of order).
+//! A directory's place in the order is its *key*: the index of each of its ancestors
+//! among its siblings, from the root down.
+//!
+//! A worker opens a directory through its parent's handle where one is shared, else
+//! from the root's handle in one call (`openat2`, no symbolic links unless the walk
+//! follows them); it reads, sorts and types its entries, and queues its subdirectories
+//! in turn. At most `window` finished or running reads wait for the walker; the walker
+//! takes its directory when finished, reads the next one in line (or waits) while a
+//! worker reads it, and reads it itself when no worker has started it. Nothing the
+//! walker reports depends on who read a directory.
 
 use super::Options;
 use super::listing::Listing;
 use super::parallel::Handle;
 use crate::sys::{Dir, DirBuf, FileType, StatMask};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::ffi::CString;
+use std::cmp::Ordering;
+use std::ffi::CStr;
 use std::io;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Condvar, Mutex};
@@ -28,6 +33,29 @@ use std::thread::JoinHandle;
 /// directories are read by the walker itself, through its handles.
 const MAX_REL: usize = 4000;
 
+/// How far the workers read ahead of the walker, at most: 4096 directories read or
+/// being read, holding 128 Ki entries (about 5 MiB).
+pub(crate) const WINDOW: (usize, usize) = (4096, 1 << 17);
+
+/// Listings the walker keeps to give back at its next visit to the shared state.
+const RETURNED: usize = 16;
+
+/// Where a queued directory's read is tracked: an index into the slots and the
+/// generation of that slot, so a slot used again is never mistaken for an older one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct SlotId {
+    index: u32,
+    generation: u32,
+}
+
+impl SlotId {
+    /// No slot: the directory was not queued.
+    pub(crate) const NONE: SlotId = SlotId {
+        index: u32::MAX,
+        generation: 0,
+    };
+}
+
 /// A directory read ahead.
 pub(crate) struct Ready {
     pub(crate) list: Listing,
@@ -36,9 +64,59 @@ pub(crate) struct Ready {
     pub(crate) read_error: Option<io::Error>,
 }
 
+/// The subdirectories of one directory, queued together.
+struct Group {
+    /// The directory's key; a child's key adds its index in the directory's listing.
+    key: Arc<[u32]>,
+    /// The directory's path, ending with `/`.
+    path: Vec<u8>,
+    /// The children's names, each followed by a NUL.
+    names: Vec<u8>,
+    children: Vec<Child>,
+    /// The directory's handle, where one is shared.
+    dir: Option<Arc<Handle>>,
+    /// The children's depth.
+    depth: usize,
+    root: Arc<Root>,
+}
+
+struct Child {
+    /// Where the name starts in the group's `names`.
+    name: u32,
+    /// The child's index in its directory's listing.
+    index: u32,
+    slot: SlotId,
+}
+
+impl Group {
+    fn name(&self, c: &Child) -> &CStr {
+        CStr::from_bytes_until_nul(&self.names[c.name as usize..]).expect("NUL-terminated")
+    }
+}
+
+/// A group waiting on the stack, and the next of its children to hand out.
+struct Waiting {
+    group: Arc<Group>,
+    next: usize,
+}
+
+impl Waiting {
+    /// Orders by the next child to hand out (the key of the whole rest of the group).
+    fn cmp_next(&self, o: &Waiting) -> Ordering {
+        let a = self.group.children[self.next].index;
+        let b = o.group.children[o.next].index;
+        self.group
+            .key
+            .iter()
+            .chain([&a])
+            .cmp(o.group.key.iter().chain([&b]))
+    }
+}
+
 enum Slot {
-    /// Waiting for a worker; the parent's handle, where one is shared.
-    Queued(Option<Arc<Handle>>),
+    Free,
+    /// Waiting for a worker: its group.
+    Queued(Arc<Group>),
     Running,
     Done(io::Result<Ready>),
     /// The walker took it before any worker started it.
@@ -47,13 +125,75 @@ enum Slot {
     Discarded,
 }
 
-struct Request {
-    key: Vec<u8>,
-    path: Vec<u8>,
-    /// Where the directory's name starts in `path`.
-    name: usize,
-    depth: usize,
-    root: Arc<Root>,
+struct SlotEntry {
+    generation: u32,
+    slot: Slot,
+    /// The directory's key: its parent's and its own index.
+    parent_key: Arc<[u32]>,
+    index: u32,
+}
+
+/// The directories queued and not yet taken by the walker, by [`SlotId`].
+#[derive(Default)]
+struct Slots {
+    entries: Vec<SlotEntry>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    fn insert(&mut self, slot: Slot, parent_key: Arc<[u32]>, index: u32) -> SlotId {
+        match self.free.pop() {
+            Some(i) => {
+                let e = &mut self.entries[i as usize];
+                e.slot = slot;
+                e.parent_key = parent_key;
+                e.index = index;
+                SlotId {
+                    index: i,
+                    generation: e.generation,
+                }
+            }
+            None => {
+                self.entries.push(SlotEntry {
+                    generation: 0,
+                    slot,
+                    parent_key,
+                    index,
+                });
+                SlotId {
+                    index: (self.entries.len() - 1) as u32,
+                    generation: 0,
+                }
+            }
+        }
+    }
+
+    fn entry(&self, id: SlotId) -> Option<&SlotEntry> {
+        let e = self.entries.get(id.index as usize)?;
+        (e.generation == id.generation && !matches!(e.slot, Slot::Free)).then_some(e)
+    }
+
+    fn get_mut(&mut self, id: SlotId) -> Option<&mut Slot> {
+        let e = self.entries.get_mut(id.index as usize)?;
+        (e.generation == id.generation && !matches!(e.slot, Slot::Free)).then_some(&mut e.slot)
+    }
+
+    fn remove(&mut self, id: SlotId) -> Option<Slot> {
+        self.entry(id)?;
+        let e = &mut self.entries[id.index as usize];
+        e.generation = e.generation.wrapping_add(1);
+        self.free.push(id.index);
+        Some(std::mem::replace(&mut e.slot, Slot::Free))
+    }
+}
+
+/// Whether `parent` + `[index]` starts with `prefix`.
+fn key_starts_with(parent: &[u32], index: u32, prefix: &[u32]) -> bool {
+    match prefix.split_last() {
+        None => true,
+        Some(_) if prefix.len() <= parent.len() => parent.starts_with(prefix),
+        Some((last, init)) => prefix.len() == parent.len() + 1 && init == parent && *last == index,
+    }
 }
 
 /// What the walker is to do for a directory.
@@ -72,28 +212,15 @@ pub(crate) struct Root {
     pub(crate) dev: u64,
 }
 
-impl PartialEq for Request {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Request {}
-impl PartialOrd for Request {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Request {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&o.key)
-    }
-}
-
 struct State {
-    heap: BinaryHeap<Reverse<Request>>,
-    slots: HashMap<Vec<u8>, Slot>,
-    /// Reads running or finished and not yet taken.
+    /// Groups with children not yet handed out; the top one holds the soonest wanted.
+    stack: Vec<Waiting>,
+    slots: Slots,
+    /// Reads running or finished and not yet taken, and the entries of those finished.
     busy: usize,
+    held: usize,
+    /// A worker waits for room in the window (not for work).
+    held_back: bool,
     /// Workers waiting for work, and whether the walker waits for a read.
     idle: usize,
     walker_waits: bool,
@@ -109,8 +236,25 @@ struct Shared {
     state: Mutex<State>,
     work: Condvar,
     done: Condvar,
+    /// At most this many reads are running or wait for the walker, holding at most
+    /// `max_held` entries: memory stays bounded however slowly the walker goes.
     window: usize,
+    max_held: usize,
     opts: Options,
+}
+
+impl Shared {
+    fn has_room(&self, st: &State) -> bool {
+        st.busy < self.window && st.held < self.max_held
+    }
+
+    /// Whether a worker held back by a full window should go on: once a quarter of the
+    /// window is free again, so that it is woken for many reads, not for each.
+    fn wake_held_back(&self, st: &State) -> bool {
+        st.held_back
+            && st.busy <= self.window - self.window / 4
+            && st.held <= self.max_held - self.max_held / 4
+    }
 }
 
 /// The read-ahead workers of one sorted walk.
@@ -118,29 +262,35 @@ pub(crate) struct ReadAhead {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     root: Option<Arc<Root>>,
-    /// The walker's buffer, for the reads it does while it would wait.
+    /// Counts the roots, so that each root's keys differ from the last one's.
+    roots: u32,
+    /// The walker's buffers, for the reads it does while it would wait.
     buf: DirBuf,
+    path: Vec<u8>,
+    /// Listings the walker is done with, handed over at its next lock.
+    returned: Vec<Listing>,
 }
 
-/// The walk's order as a byte string: `/` below any byte of a name.
-fn order_key(path: &[u8]) -> Vec<u8> {
-    path.iter()
-        .map(|&b| if b == b'/' { 0 } else { b })
-        .collect()
+/// The key of the `index`th entry of the directory whose key is `parent`.
+pub(crate) fn child_key(parent: &[u32], index: usize) -> Arc<[u32]> {
+    parent.iter().copied().chain([index as u32]).collect()
 }
 
 impl ReadAhead {
-    /// Starts `threads` workers keeping at most `window` reads ahead.
-    pub(crate) fn new(opts: &Options, threads: usize, window: usize) -> ReadAhead {
+    /// Starts `threads` workers reading ahead within `opts.ahead_window`.
+    pub(crate) fn new(opts: &Options, threads: usize) -> ReadAhead {
+        let (window, max_held) = opts.ahead_window;
         let shared = Arc::new(Shared {
             open: Arc::new(AtomicUsize::new(0)),
             // Half the budget is the walker's; of the other half, each worker holds up to
             // two handles while it reads, the root one more.
             share_limit: (opts.fd_budget / 2).saturating_sub(2 * threads + 1).max(1),
             state: Mutex::new(State {
-                heap: BinaryHeap::new(),
-                slots: HashMap::new(),
+                stack: Vec::new(),
+                slots: Slots::default(),
                 busy: 0,
+                held: 0,
+                held_back: false,
                 idle: 0,
                 walker_waits: false,
                 shutdown: false,
@@ -149,9 +299,10 @@ impl ReadAhead {
             work: Condvar::new(),
             done: Condvar::new(),
             window: window.max(1),
+            max_held: max_held.max(1),
             opts: opts.clone(),
         });
-        let workers = (0..threads.max(1))
+        let workers = (0..threads)
             .map(|_| {
                 let shared = shared.clone();
                 std::thread::spawn(move || worker(&shared))
@@ -159,53 +310,78 @@ impl ReadAhead {
             .collect();
         ReadAhead {
             buf: DirBuf::with_capacity(opts.buf_size),
+            path: Vec::new(),
             shared,
             workers,
             root: None,
+            roots: 0,
+            returned: Vec::new(),
         }
     }
 
-    /// The root being walked now (`None`: read nothing ahead for it).
-    pub(crate) fn set_root(&mut self, root: Option<Root>) {
+    /// The root being walked now (`None`: read nothing ahead for it); returns the key
+    /// of the root's listing.
+    pub(crate) fn set_root(&mut self, root: Option<Root>) -> Arc<[u32]> {
         self.root = root.map(Arc::new);
+        self.roots += 1;
+        Arc::from([self.roots])
     }
 
-    /// Queues the subdirectories of a directory the walker read itself.
-    pub(crate) fn queue_children(&self, path: &[u8], depth: usize, list: &Listing) {
+    /// Queues the subdirectories of a directory the walker read itself (`list.key` is
+    /// its key), recording their slots in `list`.
+    pub(crate) fn queue_children(&self, path: &[u8], depth: usize, list: &mut Listing) {
         let Some(root) = &self.root else {
             return;
         };
+        let Some(group) = prepare(&self.shared.opts, root, path, depth, list, None) else {
+            return;
+        };
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        queue(&mut st, &self.shared.opts, root, path, depth, list, None);
-        let wake = st.idle > 0 && !st.heap.is_empty();
+        push_group(&mut st, group, list);
+        let wake = st.idle > 0 && !st.stack.is_empty();
         drop(st);
         if wake {
             self.shared.work.notify_all();
         }
     }
 
-    /// The directory at `path`, if a worker read it (waiting while one reads it);
-    /// `None` when the walker must read it itself.
-    pub(crate) fn take(&mut self, path: &[u8]) -> Take {
+    /// The directory queued in `slot`, if a worker read it (waiting while one reads
+    /// it); [`Take::Yourself`] when the walker must read it itself.
+    pub(crate) fn take(&mut self, slot: SlotId) -> Take {
+        if slot == SlotId::NONE {
+            return Take::Yourself(None);
+        }
         let mut spins = 0;
+        // What the reads done here leave, dropped after the lock (declared before it).
+        let mut leftovers = Vec::new();
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let room = self.shared.window.saturating_sub(st.free.len());
+        // Keep a few for the walker's own reads.
+        let n = self.returned.len().saturating_sub(4).min(room);
+        st.free.extend(self.returned.drain(..n));
         loop {
-            match st.slots.get_mut(path) {
-                None | Some(Slot::Claimed) | Some(Slot::Discarded) => return Take::Yourself(None),
-                Some(slot @ Slot::Queued(_)) => {
-                    let Slot::Queued(parent) = std::mem::replace(slot, Slot::Claimed) else {
+            match st.slots.get_mut(slot) {
+                None | Some(Slot::Free | Slot::Claimed | Slot::Discarded) => {
+                    return Take::Yourself(None);
+                }
+                Some(s @ Slot::Queued(_)) => {
+                    let Slot::Queued(group) = std::mem::replace(s, Slot::Claimed) else {
                         unreachable!()
                     };
-                    return Take::Yourself(parent);
+                    // The group may hold the last reference to a handle: close it
+                    // without the lock.
+                    drop(st);
+                    return Take::Yourself(group.dir.clone());
                 }
                 Some(Slot::Running) => {
                     // While a worker reads it, read the next directory in line here
                     // rather than wait idle.
                     if let Some(mut job) = next_request(&mut st, &self.shared) {
                         drop(st);
-                        let (result, dir) = run_request(&self.shared, &mut job, &mut self.buf);
+                        let (result, children) =
+                            run_request(&self.shared, &mut job, &mut self.buf, &mut self.path);
                         st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-                        hand_in(&mut st, &self.shared, job.0, result, dir);
+                        leftovers.push(hand_in(&mut st, &self.shared, job, result, children));
                         continue;
                     }
                     // A read takes tens of microseconds: let the worker finish on this
@@ -222,15 +398,20 @@ impl ReadAhead {
                     st.walker_waits = false;
                 }
                 Some(Slot::Done(_)) => {
-                    let Some(Slot::Done(r)) = st.slots.remove(path) else {
+                    let Some(Slot::Done(r)) = st.slots.remove(slot) else {
                         unreachable!()
                     };
-                    // A worker held back by a full window may go on.
-                    let wake = st.busy == self.shared.window && st.idle > 0;
                     st.busy -= 1;
+                    if let Ok(ready) = &r {
+                        st.held -= ready.list.items.len();
+                    }
+                    let wake = self.shared.wake_held_back(&st);
+                    if wake {
+                        st.held_back = false;
+                    }
                     drop(st);
                     if wake {
-                        self.shared.work.notify_one();
+                        self.shared.work.notify_all();
                     }
                     return Take::Ready(r);
                 }
@@ -238,42 +419,53 @@ impl ReadAhead {
         }
     }
 
+    /// A listing to fill, from those the walker gave back.
+    pub(crate) fn spare(&mut self) -> Option<Listing> {
+        self.returned.pop()
+    }
+
     /// Gives back a listing the walker is done with, for its memory.
-    pub(crate) fn recycle(&self, list: Listing) {
-        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        if st.free.len() < self.shared.window {
-            st.free.push(list);
+    pub(crate) fn recycle(&mut self, list: Listing) {
+        if self.returned.len() < RETURNED {
+            self.returned.push(list);
         }
     }
 
     /// Forgets a directory the walker will not enter (and what was read below it).
-    pub(crate) fn discard(&self, path: &[u8]) {
+    pub(crate) fn discard(&self, slot: SlotId) {
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        let prefix = {
-            let mut p = path.to_vec();
-            p.push(b'/');
-            p
+        let Some(key) = st
+            .slots
+            .entry(slot)
+            .map(|e| child_key(&e.parent_key, e.index as usize))
+        else {
+            return;
         };
-        let mut freed = 0;
-        st.slots.retain(|k, slot| {
-            let under = k.as_slice() == path || k.starts_with(&prefix);
-            match slot {
-                Slot::Done(_) if under => {
-                    freed += 1;
-                    false
-                }
-                Slot::Queued(_) if under => {
-                    *slot = Slot::Claimed;
-                    true
-                }
-                Slot::Running if under => {
-                    *slot = Slot::Discarded;
-                    true
-                }
-                _ => true,
+        let mut done = Vec::new();
+        let mut held = 0;
+        for (i, e) in st.slots.entries.iter_mut().enumerate() {
+            if matches!(e.slot, Slot::Free) || !key_starts_with(&e.parent_key, e.index, &key) {
+                continue;
             }
-        });
-        st.busy -= freed;
+            match e.slot {
+                Slot::Done(ref r) => {
+                    held += r.as_ref().map_or(0, |r| r.list.items.len());
+                    done.push(SlotId {
+                        index: i as u32,
+                        generation: e.generation,
+                    });
+                }
+                Slot::Queued(_) => e.slot = Slot::Claimed,
+                Slot::Running => e.slot = Slot::Discarded,
+                Slot::Free | Slot::Claimed | Slot::Discarded => {}
+            }
+        }
+        for id in &done {
+            st.slots.remove(*id);
+        }
+        st.busy -= done.len();
+        st.held -= held;
+        st.held_back = false;
         drop(st);
         self.shared.work.notify_all();
     }
@@ -284,8 +476,8 @@ impl Drop for ReadAhead {
         {
             let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
             st.shutdown = true;
-            st.heap.clear();
-            st.slots.clear();
+            st.stack.clear();
+            st.slots = Slots::default();
         }
         self.shared.work.notify_all();
         for w in self.workers.drain(..) {
@@ -294,60 +486,133 @@ impl Drop for ReadAhead {
     }
 }
 
-fn queue(
-    st: &mut State,
+/// Makes the group of the subdirectories listed in `list`, the listing of the
+/// directory at `path` (its key in `list.key`), without the lock; `None` when there
+/// is nothing to queue.
+fn prepare(
     opts: &Options,
     root: &Arc<Root>,
     path: &[u8],
     depth: usize,
     list: &Listing,
-    parent: Option<Arc<Handle>>,
-) {
+    dir: Option<Arc<Handle>>,
+) -> Option<Group> {
     if depth + 1 >= opts.max_depth {
-        return;
+        return None;
     }
-    for item in &list.items {
-        if item.file_type != FileType::Dir || list.is_error(item) {
+    let is_child =
+        |item: &super::listing::Item| item.file_type == FileType::Dir && !list.is_error(item);
+    let (count, bytes) = list
+        .items
+        .iter()
+        .filter(|item| is_child(item))
+        .fold((0, 0), |(n, b), item| {
+            (n + 1, b + list.c_name(item).to_bytes_with_nul().len())
+        });
+    if count == 0 {
+        return None;
+    }
+    let mut names = Vec::with_capacity(bytes);
+    let mut children = Vec::with_capacity(count);
+    let dir_len = path.len() + usize::from(!path.ends_with(b"/"));
+    for (i, item) in list.items.iter().enumerate() {
+        if !is_child(item) {
             continue;
         }
-        let name = list.name(item);
-        let mut child = Vec::with_capacity(path.len() + name.len() + 1);
-        child.extend_from_slice(path);
-        if !child.ends_with(b"/") {
-            child.push(b'/');
-        }
-        child.extend_from_slice(name);
-        if parent.is_none() && child.len() - root.rel >= MAX_REL {
+        let name = list.c_name(item).to_bytes_with_nul();
+        if dir.is_none() && dir_len + name.len() - root.rel > MAX_REL {
             continue;
         }
-        st.slots.insert(child.clone(), Slot::Queued(parent.clone()));
-        st.heap.push(Reverse(Request {
-            key: order_key(&child),
-            name: child.len() - name.len(),
-            path: child,
-            depth: depth + 1,
-            root: root.clone(),
-        }));
+        children.push(Child {
+            name: names.len() as u32,
+            index: i as u32,
+            slot: SlotId::NONE,
+        });
+        names.extend_from_slice(name);
+    }
+    if children.is_empty() {
+        return None;
+    }
+    let mut dir_path = Vec::with_capacity(dir_len);
+    dir_path.extend_from_slice(path);
+    if !dir_path.ends_with(b"/") {
+        dir_path.push(b'/');
+    }
+    Some(Group {
+        key: list.key.clone().unwrap_or_else(|| Arc::from([])),
+        path: dir_path,
+        names,
+        children,
+        dir,
+        depth: depth + 1,
+        root: root.clone(),
+    })
+}
+
+/// Queues a group made by [`prepare`] from `list` (under the lock), and records its
+/// children's slots in `list`.
+fn push_group(st: &mut State, mut group: Group, list: &mut Listing) {
+    list.slots.resize(list.items.len(), SlotId::NONE);
+    for c in &mut group.children {
+        c.slot = st.slots.insert(Slot::Claimed, group.key.clone(), c.index);
+        list.slots[c.index as usize] = c.slot;
+    }
+    let group = Arc::new(group);
+    for c in &group.children {
+        if let Some(slot) = st.slots.get_mut(c.slot) {
+            *slot = Slot::Queued(group.clone());
+        }
+    }
+    let new = Waiting { group, next: 0 };
+    // Reads finish nearly in order: the new group almost always goes on top.
+    let at = st
+        .stack
+        .iter()
+        .rposition(|w| w.cmp_next(&new) == Ordering::Greater)
+        .map_or(0, |i| i + 1);
+    st.stack.insert(at, new);
+}
+
+/// A directory taken to read: its group and place in it, and a listing to fill.
+struct Job {
+    group: Arc<Group>,
+    child: usize,
+    list: Listing,
+}
+
+impl Job {
+    fn slot(&self) -> SlotId {
+        self.group.children[self.child].slot
     }
 }
 
-/// A request taken from the heap, with the parent's shared handle and a listing to fill.
-type Job = (Request, Option<Arc<Handle>>, Listing);
-
-/// Takes the request the walker will want soonest, if the window has room.
+/// Takes the directory the walker will want soonest, if the window has room.
 fn next_request(st: &mut State, shared: &Shared) -> Option<Job> {
-    while st.busy < shared.window {
-        let Reverse(req) = st.heap.pop()?;
-        match st.slots.get_mut(&req.path) {
-            Some(slot @ Slot::Queued(_)) => {
-                let Slot::Queued(parent) = std::mem::replace(slot, Slot::Running) else {
-                    unreachable!()
-                };
+    while shared.has_room(st) {
+        let top = st.stack.last_mut()?;
+        if top.next == top.group.children.len() {
+            st.stack.pop();
+            continue;
+        }
+        let child = top.next;
+        top.next += 1;
+        let group = top.group.clone();
+        let slot = group.children[child].slot;
+        if top.next == group.children.len() {
+            st.stack.pop();
+        }
+        match st.slots.get_mut(slot) {
+            Some(s @ Slot::Queued(_)) => {
+                *s = Slot::Running;
                 st.busy += 1;
-                return Some((req, parent, st.free.pop().unwrap_or_default()));
+                return Some(Job {
+                    group,
+                    child,
+                    list: st.free.pop().unwrap_or_default(),
+                });
             }
             Some(Slot::Claimed) => {
-                st.slots.remove(&req.path);
+                st.slots.remove(slot);
             }
             _ => {}
         }
@@ -355,66 +620,85 @@ fn next_request(st: &mut State, shared: &Shared) -> Option<Job> {
     None
 }
 
-/// Reads a request's directory (without the lock) and shares its handle for its
-/// subdirectories while the budget allows.
+/// Reads a job's directory and prepares the group of its subdirectories (without the
+/// lock), sharing its handle with them while the budget allows.
 fn run_request(
     shared: &Shared,
     job: &mut Job,
     buf: &mut DirBuf,
-) -> (io::Result<Ready>, Option<Arc<Handle>>) {
-    let list = std::mem::take(&mut job.2);
-    let result = read(&shared.opts, &job.0, job.1.as_deref(), buf, list);
-    job.1 = None;
-    match result {
-        Ok((ready, Some(dir))) => match Handle::share(dir, &shared.open, shared.share_limit, false)
-        {
-            Ok(h) => (Ok(ready), Some(h)),
-            Err(_) => (Ok(ready), None),
-        },
-        Ok((ready, None)) => (Ok(ready), None),
+    path: &mut Vec<u8>,
+) -> (io::Result<Ready>, Option<Group>) {
+    let list = std::mem::take(&mut job.list);
+    let group = &job.group;
+    let child = &group.children[job.child];
+    match read(&shared.opts, group, job.child, buf, path, list) {
+        Ok((mut ready, dir)) => {
+            ready.list.key = Some(child_key(&group.key, child.index as usize));
+            if ready.read_error.is_some() {
+                return (Ok(ready), None);
+            }
+            let dir = dir
+                .and_then(|dir| Handle::share(dir, &shared.open, shared.share_limit, false).ok());
+            path.clear();
+            path.extend_from_slice(&group.path);
+            path.extend_from_slice(group.name(child).to_bytes());
+            let children = prepare(
+                &shared.opts,
+                &group.root,
+                path,
+                group.depth,
+                &ready.list,
+                dir,
+            );
+            (Ok(ready), children)
+        }
         Err(e) => (Err(e), None),
     }
 }
+
+/// What a hand-in leaves to drop without the lock (dropping may close handles).
+type Leftovers = (Arc<Group>, Option<Group>);
 
 /// Hands in a read (under the lock): queues its subdirectories and marks it done, or
 /// forgets it if it failed or was discarded meanwhile; wakes the walker if it waits.
 fn hand_in(
     st: &mut State,
     shared: &Shared,
-    req: Request,
+    job: Job,
     result: io::Result<Ready>,
-    dir: Option<Arc<Handle>>,
-) {
-    let keep = matches!(st.slots.get(&req.path), Some(Slot::Running));
+    children: Option<Group>,
+) -> Leftovers {
+    let slot = job.slot();
+    let keep = matches!(st.slots.get_mut(slot), Some(Slot::Running));
+    let mut unused = children;
     match result {
-        Ok(ready) if keep => {
-            if ready.read_error.is_none() {
-                queue(
-                    st,
-                    &shared.opts,
-                    &req.root,
-                    &req.path,
-                    req.depth,
-                    &ready.list,
-                    dir,
-                );
+        Ok(mut ready) if keep => {
+            if let Some(group) = unused.take() {
+                push_group(st, group, &mut ready.list);
             }
-            st.slots.insert(req.path, Slot::Done(Ok(ready)));
+            if let Some(s) = st.slots.get_mut(slot) {
+                st.held += ready.list.items.len();
+                *s = Slot::Done(Ok(ready));
+            }
         }
         // Failed (the walker opens it itself, one component at a time, and reports what
         // it finds), or discarded meanwhile: forget it.
         _ => {
-            st.slots.remove(&req.path);
+            st.slots.remove(slot);
             st.busy -= 1;
         }
     }
     if st.walker_waits {
         shared.done.notify_one();
     }
+    (job.group, unused)
 }
 
 fn worker(shared: &Shared) {
     let mut buf = DirBuf::with_capacity(shared.opts.buf_size);
+    let mut path = Vec::new();
+    // What the last hand-in left, dropped without the lock.
+    let mut last: Option<Leftovers> = None;
     // The lock is taken once per directory: to hand in a read and take the next.
     let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     loop {
@@ -422,48 +706,57 @@ fn worker(shared: &Shared) {
             return;
         }
         let Some(mut job) = next_request(&mut st, shared) else {
+            if last.is_some() {
+                drop(st);
+                drop(last.take());
+                st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
             st.idle += 1;
+            if !st.stack.is_empty() {
+                st.held_back = true;
+            }
             st = shared.work.wait(st).unwrap_or_else(|e| e.into_inner());
             st.idle -= 1;
             continue;
         };
         drop(st);
-        let (result, dir) = run_request(shared, &mut job, &mut buf);
+        drop(last.take());
+        let (result, children) = run_request(shared, &mut job, &mut buf, &mut path);
         st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.shutdown {
             return;
         }
-        hand_in(&mut st, shared, job.0, result, dir);
+        last = Some(hand_in(&mut st, shared, job, result, children));
         // Another idle worker is needed only if more is queued than this one takes next.
-        if st.idle > 0 && st.heap.len() > 1 && st.busy + 1 < shared.window {
+        if st.idle > 0 && !st.held_back && !st.stack.is_empty() && shared.has_room(&st) {
             shared.work.notify_one();
         }
     }
 }
 
-/// Reads one directory as the walker would: opened from the root, identified when the
-/// walk needs it, read, sorted, typed.
+/// Reads the `child`th directory of `group` as the walker would: opened through the
+/// parent's handle or from the root, identified when the walk needs it, read, sorted,
+/// typed.
 fn read(
     opts: &Options,
-    req: &Request,
-    parent: Option<&Handle>,
+    group: &Group,
+    child: usize,
     buf: &mut DirBuf,
+    path: &mut Vec<u8>,
     mut list: Listing,
 ) -> io::Result<(Ready, Option<Dir>)> {
-    let dir = match parent {
-        Some(p) => {
-            let name = CString::new(&req.path[req.name..])
-                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-            if opts.follow_links {
-                p.dir.open_at_follow(&name)?
-            } else {
-                p.dir.open_at(&name)?
-            }
-        }
+    let name = group.name(&group.children[child]);
+    let dir = match &group.dir {
+        Some(p) if opts.follow_links => p.dir.open_at_follow(name)?,
+        Some(p) => p.dir.open_at(name)?,
         None => {
-            let rel = CString::new(&req.path[req.root.rel..])
+            path.clear();
+            path.extend_from_slice(&group.path[group.root.rel..]);
+            path.extend_from_slice(name.to_bytes_with_nul());
+            let rel = CStr::from_bytes_with_nul(path)
                 .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-            req.root.dir.open_beneath(&rel, opts.follow_links)?
+            group.root.dir.open_beneath(rel, opts.follow_links)?
         }
     };
     let id = if opts.follow_links || opts.same_file_system {
@@ -473,7 +766,7 @@ fn read(
         None
     };
     list.clear();
-    if opts.same_file_system && id.is_some_and(|(dev, _)| dev != req.root.dev) {
+    if opts.same_file_system && id.is_some_and(|(dev, _)| dev != group.root.dev) {
         // Not entered: the walker only checks the identity.
         return Ok((
             Ready {

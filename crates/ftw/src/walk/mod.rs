@@ -109,6 +109,8 @@ pub(crate) struct Options {
     pub(crate) read_ahead: bool,
     /// Treat every `d_type` as unknown, as some file systems report it (tests only).
     pub(crate) forget_types: bool,
+    /// How far a sorted walk reads ahead: directories, and entries held (tests change it).
+    pub(crate) ahead_window: (usize, usize),
 }
 
 /// The number of directory handles a walk keeps open at most by default: half the
@@ -141,6 +143,7 @@ impl WalkBuilder {
                 threads: 0,
                 read_ahead: false,
                 forget_types: false,
+                ahead_window: ahead::WINDOW,
             },
             filter: None,
         }

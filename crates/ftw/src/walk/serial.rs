@@ -1,10 +1,10 @@
 //! The serial walker: an explicit stack of directory frames, depth first, no recursion,
 //! a bounded number of open handles.
 
-use super::ahead::{ReadAhead, Root, Take};
+use super::ahead::{ReadAhead, Root, Take, child_key};
 use super::listing::{Item, Listing};
 use super::{
-    Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join, join_bytes,
+    Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join,
     path_to_bytes,
 };
 use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
@@ -106,8 +106,10 @@ impl Walk {
             0 => super::pool::cores(),
             n => n,
         };
+        // The walker reads too (whenever the directory it needs is being read), so it
+        // counts as one of the threads.
         let ahead = (b.opts.sort && b.opts.read_ahead && threads > 1 && b.filter.is_none())
-            .then(|| ReadAhead::new(&b.opts, threads, 256));
+            .then(|| ReadAhead::new(&b.opts, threads - 1));
         let budget = if ahead.is_some() {
             (b.opts.fd_budget / 2).max(3)
         } else {
@@ -192,8 +194,7 @@ impl Walk {
         if let (Pending::Child { .. }, Some(ahead), Some(top)) =
             (&self.pending, &self.ahead, self.stack.last())
         {
-            let item = &top.list.items[top.cursor - 1];
-            ahead.discard(&join_bytes(&self.path, top.list.name(item)));
+            ahead.discard(top.list.slot(top.cursor - 1));
         }
         self.pending = Pending::None;
     }
@@ -250,7 +251,7 @@ impl Walk {
                     if let Some(ahead) = &self.ahead {
                         // Queued by the workers (a followed link to a directory), never
                         // to be entered.
-                        ahead.discard(&path_to_bytes(&path));
+                        ahead.discard(top.list.slot(top.cursor - 1));
                     }
                     return Some(Step::Error(Error::fs_loop(path, depth, ancestor)));
                 }
@@ -347,12 +348,12 @@ impl Walk {
         let depth = self.stack[parent].depth + 1;
         let name_start = self.path.len() + usize::from(!self.path.ends_with(b"/"));
         let child_path = |w: &Walk| join(&w.path, w.stack[parent].list.name(&item));
-        let take = match self.ahead.is_some() {
-            true => {
-                let path = join_bytes(&self.path, self.stack[parent].list.name(&item));
-                self.ahead.as_mut().expect("checked").take(&path)
+        let take = match &mut self.ahead {
+            Some(ahead) => {
+                let top = &self.stack[parent];
+                ahead.take(top.list.slot(top.cursor - 1))
             }
-            false => Take::Yourself(None),
+            None => Take::Yourself(None),
         };
         let read_here = !matches!(take, Take::Ready(_));
         let (dir, id, list, read_res) = match take {
@@ -406,14 +407,16 @@ impl Walk {
         }
         self.path
             .extend_from_slice(self.stack[parent].list.name(&item));
-        let (list, read_res) = match (list, &dir) {
+        let (mut list, read_res) = match (list, &dir) {
             (Some(list), _) => (list, read_res),
             (None, Some(dir)) => self.read_listing(dir),
             (None, None) => unreachable!("a directory read here has its handle"),
         };
         if read_here {
             if let Some(ahead) = &self.ahead {
-                ahead.queue_children(&self.path, depth, &list);
+                let top = &self.stack[parent];
+                list.key = Some(child_key(top.list.key(), top.cursor - 1));
+                ahead.queue_children(&self.path, depth, &mut list);
             }
         }
         self.push_listing(dir, list, id, depth, via_link, name_start);
@@ -423,7 +426,11 @@ impl Walk {
     /// Reads `dir` whole into a listing (sorted if asked, every type resolved). On an
     /// error part way, what was read is kept and the error returned beside it.
     fn read_listing(&mut self, dir: &Dir) -> (Listing, io::Result<()>) {
-        let mut list = self.spare.pop().unwrap_or_default();
+        let mut list = match &mut self.ahead {
+            Some(ahead) => ahead.spare(),
+            None => self.spare.pop(),
+        }
+        .unwrap_or_default();
         list.clear();
         let buf = self
             .buf
@@ -467,7 +474,7 @@ impl Walk {
 
     /// Reads a root and pushes its frame.
     fn push_root(&mut self, dir: Dir, id: Option<(u64, u64)>) -> Result<(), Error> {
-        if let Some(ahead) = &mut self.ahead {
+        let key = self.ahead.as_mut().map(|ahead| {
             // The same directory the walker reads, not the path opened again.
             let root = dir.try_clone().ok();
             let rel = self.path.len() + usize::from(!self.path.ends_with(b"/"));
@@ -475,11 +482,12 @@ impl Walk {
                 dir,
                 rel,
                 dev: self.root_dev,
-            }));
-        }
-        let (list, res) = self.read_listing(&dir);
-        if let Some(ahead) = &self.ahead {
-            ahead.queue_children(&self.path, 0, &list);
+            }))
+        });
+        let (mut list, res) = self.read_listing(&dir);
+        if let (Some(ahead), Some(key)) = (&self.ahead, key) {
+            list.key = Some(key);
+            ahead.queue_children(&self.path, 0, &mut list);
         }
         self.push_listing(Some(dir), list, id, 0, false, 0);
         res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), 0, e))
@@ -491,7 +499,7 @@ impl Walk {
             self.open -= 1;
         }
         // Keep a few listings for their memory (the read-ahead's workers take them back).
-        if let Some(ahead) = &self.ahead {
+        if let Some(ahead) = &mut self.ahead {
             ahead.recycle(frame.list);
         } else if self.spare.len() < 16 {
             self.spare.push(frame.list);

@@ -202,3 +202,90 @@ fn a_panicking_visitor_ends_the_parallel_walk_with_its_panic() {
         "the panic reaches the caller (and nothing hangs)"
     );
 }
+
+/// A bushy tree: 6 directories of 4 subdirectories, each with files and a short chain
+/// below it, a link back up to the root and a link to a sibling.
+fn bushy() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    for d in 0..6 {
+        for s in 0..4 {
+            let sub = r.join(format!("d{d}/s{s}"));
+            std::fs::create_dir_all(sub.join("x/y/z")).unwrap();
+            for f in 0..3 {
+                std::fs::write(sub.join(format!("f{f}")), b"").unwrap();
+            }
+        }
+        symlink("../..", r.join(format!("d{d}/s0/up"))).unwrap();
+        symlink("../d0", r.join(format!("d{d}/side"))).unwrap();
+    }
+    tmp
+}
+
+/// Entries (paths, depths) or error paths, in the order the walk gave them, skipping
+/// every directory named `skip`.
+fn in_order(b: WalkBuilder, skip: &[u8]) -> Vec<(PathBuf, usize, bool)> {
+    let mut v = Vec::new();
+    b.build().visit(|item| match item {
+        Ok(e) => {
+            v.push((e.path().to_path_buf(), e.depth(), true));
+            if e.name() == skip {
+                Control::Skip
+            } else {
+                Control::Continue
+            }
+        }
+        Err(e) => {
+            v.push((e.path().to_path_buf(), e.depth(), false));
+            Control::Continue
+        }
+    });
+    v
+}
+
+#[test]
+fn reading_ahead_changes_nothing_the_walk_reports_whatever_its_window() {
+    let tmp = bushy();
+    for follow in [false, true] {
+        for skip in [&b""[..], b"s1", b"x"] {
+            let serial = in_order(
+                WalkBuilder::new(tmp.path())
+                    .sort(true)
+                    .follow_links(follow)
+                    .threads(1),
+                skip,
+            );
+            assert!(serial.len() > 100, "{}", serial.len());
+            // Windows of one directory or one entry make the workers wait for the walker
+            // at nearly every step; the default never does in a tree this size.
+            for window in [(1, 1), (2, 1 << 20), (3, 5), (16, 40), ahead::WINDOW] {
+                for threads in [2, 3, 5] {
+                    let mut b = WalkBuilder::new(tmp.path())
+                        .sort(true)
+                        .follow_links(follow)
+                        .threads(threads);
+                    b.opts.ahead_window = window;
+                    assert_eq!(
+                        in_order(b, skip),
+                        serial,
+                        "follow {follow}, skip {skip:?}, window {window:?}, {threads} threads"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reading_ahead_with_a_small_handle_budget_changes_nothing() {
+    let tmp = comb(40);
+    let serial = in_order(WalkBuilder::new(tmp.path()).sort(true).threads(1), b"");
+    for budget in [4, 6, 9] {
+        let mut b = WalkBuilder::new(tmp.path())
+            .sort(true)
+            .threads(3)
+            .fd_budget(budget);
+        b.opts.ahead_window = (8, 1 << 20);
+        assert_eq!(in_order(b, b""), serial, "budget {budget}");
+    }
+}
