@@ -64,7 +64,7 @@ echo
 bench big-default "" "$RUNS" "$FTW find big" "$two_floors" "fd -u . big" "bfs big" "$FTW find -j1 big"
 echo "## Sorted output, warm cache: \`big\`"
 echo
-bench big-sort "" "$RUNS" "$FTW find big" "$FTW find --sort big" "$FTW find --sort -j1 big"
+bench big-sort "" "$((RUNS * 3))" "$FTW find big" "$FTW find --sort big" "$FTW find --sort -j1 big"
 echo "## Warm cache, defaults: \`cra\`"
 echo
 bench cra-default "" "$((RUNS * 2))" "$FTW find cra" "fd -u . cra" "bfs cra"

@@ -58,12 +58,14 @@ pub struct FindArgs {
     one_file_system: bool,
 
     /// Print in a fixed order: each directory's entries sorted by their bytes, each
-    /// directory's contents right after it.
+    /// directory's contents right after it. Streams as it goes; with several threads,
+    /// the others read ahead the directories it will print next.
     #[arg(short = 's', long = "sort")]
     sort: bool,
 
     /// Worker threads. 0 (the default): one per core to start with, and more while they
-    /// wait on the disk (a cold cache; the cap is below). 1: a serial walk.
+    /// wait on the disk (a cold cache; the cap is below). 1: a serial walk. With --sort,
+    /// N threads read (one per core by default).
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
 

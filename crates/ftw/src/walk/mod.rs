@@ -203,10 +203,11 @@ impl WalkBuilder {
     /// while they wait on the disk.
     ///
     /// Set on a sorted walk made by [`WalkBuilder::build`] (0 meaning one per core),
-    /// it makes that many workers read directories ahead of the walker, in the walk's
-    /// order: the entries and their order are the same, but directories may be read
-    /// before the visitor decides to [skip](Control::Skip) them (not with a
-    /// [`WalkBuilder::filter_entry`], which turns read-ahead off).
+    /// it makes `n` threads read directories: `n - 1` workers read ahead of the walker,
+    /// in the walk's order, and the walker reads the next one in line whenever the one
+    /// it needs is still being read. The entries and their order are the same, but
+    /// directories may be read before the visitor decides to [skip](Control::Skip) them
+    /// (not with a [`WalkBuilder::filter_entry`], which turns read-ahead off).
     pub fn threads(mut self, n: usize) -> Self {
         self.opts.threads = n;
         self.opts.read_ahead = n != 1;
