@@ -26,7 +26,7 @@ use std::cmp::Ordering;
 use std::ffi::CStr;
 use std::io;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Longest relative path a worker opens in one call (below `PATH_MAX`); deeper
@@ -227,6 +227,21 @@ struct State {
     shutdown: bool,
     /// Listings the walker is done with, for the workers to fill again.
     free: Vec<Listing>,
+    /// Groups let go of under the lock, for the next thread that releases it to drop
+    /// (see [`release`]).
+    trash: Vec<Arc<Group>>,
+}
+
+/// Releases the lock, then drops the groups let go of under it: the last reference to a
+/// group closes its directory's handle, not a call to make while others wait for the
+/// lock. `spare` is the caller's own vector, swapped with the shared one.
+fn release(mut st: MutexGuard<'_, State>, spare: &mut Vec<Arc<Group>>) {
+    if st.trash.is_empty() {
+        return;
+    }
+    std::mem::swap(&mut st.trash, spare);
+    drop(st);
+    spare.clear();
 }
 
 struct Shared {
@@ -269,6 +284,8 @@ pub(crate) struct ReadAhead {
     path: Vec<u8>,
     /// Listings the walker is done with, handed over at its next lock.
     returned: Vec<Listing>,
+    /// The walker's side of [`release`].
+    trash: Vec<Arc<Group>>,
 }
 
 /// The key of the `index`th entry of the directory whose key is `parent`.
@@ -295,6 +312,7 @@ impl ReadAhead {
                 walker_waits: false,
                 shutdown: false,
                 free: Vec::new(),
+                trash: Vec::new(),
             }),
             work: Condvar::new(),
             done: Condvar::new(),
@@ -316,6 +334,7 @@ impl ReadAhead {
             root: None,
             roots: 0,
             returned: Vec::new(),
+            trash: Vec::new(),
         }
     }
 
@@ -329,7 +348,7 @@ impl ReadAhead {
 
     /// Queues the subdirectories of a directory the walker read itself (`list.key` is
     /// its key), recording their slots in `list`.
-    pub(crate) fn queue_children(&self, path: &[u8], depth: usize, list: &mut Listing) {
+    pub(crate) fn queue_children(&mut self, path: &[u8], depth: usize, list: &mut Listing) {
         let Some(root) = &self.root else {
             return;
         };
@@ -338,8 +357,12 @@ impl ReadAhead {
         };
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         push_group(&mut st, group, list);
-        let wake = st.idle > 0 && !st.stack.is_empty();
-        drop(st);
+        // Workers held back wait for room, not for work.
+        let wake = st.idle > 0 && self.shared.has_room(&st);
+        if wake {
+            st.held_back = false;
+        }
+        release(st, &mut self.trash);
         if wake {
             self.shared.work.notify_all();
         }
@@ -352,8 +375,6 @@ impl ReadAhead {
             return Take::Yourself(None);
         }
         let mut spins = 0;
-        // What the reads done here leave, dropped after the lock (declared before it).
-        let mut leftovers = Vec::new();
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         let room = self.shared.window.saturating_sub(st.free.len());
         // Keep a few for the walker's own reads.
@@ -362,33 +383,34 @@ impl ReadAhead {
         loop {
             match st.slots.get_mut(slot) {
                 None | Some(Slot::Free | Slot::Claimed | Slot::Discarded) => {
+                    release(st, &mut self.trash);
                     return Take::Yourself(None);
                 }
                 Some(s @ Slot::Queued(_)) => {
                     let Slot::Queued(group) = std::mem::replace(s, Slot::Claimed) else {
                         unreachable!()
                     };
-                    // The group may hold the last reference to a handle: close it
-                    // without the lock.
-                    drop(st);
-                    return Take::Yourself(group.dir.clone());
+                    let dir = group.dir.clone();
+                    st.trash.push(group);
+                    release(st, &mut self.trash);
+                    return Take::Yourself(dir);
                 }
                 Some(Slot::Running) => {
                     // While a worker reads it, read the next directory in line here
                     // rather than wait idle.
                     if let Some(mut job) = next_request(&mut st, &self.shared) {
-                        drop(st);
+                        release(st, &mut self.trash);
                         let (result, children) =
                             run_request(&self.shared, &mut job, &mut self.buf, &mut self.path);
                         st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-                        leftovers.push(hand_in(&mut st, &self.shared, job, result, children));
+                        hand_in(&mut st, &self.shared, job, result, children);
                         continue;
                     }
                     // A read takes tens of microseconds: let the worker finish on this
                     // core before paying for a sleep and a wake-up.
                     if spins < 64 {
                         spins += 1;
-                        drop(st);
+                        release(st, &mut self.trash);
                         std::thread::yield_now();
                         st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
                         continue;
@@ -409,7 +431,7 @@ impl ReadAhead {
                     if wake {
                         st.held_back = false;
                     }
-                    drop(st);
+                    release(st, &mut self.trash);
                     if wake {
                         self.shared.work.notify_all();
                     }
@@ -564,13 +586,59 @@ fn push_group(st: &mut State, mut group: Group, list: &mut Listing) {
         }
     }
     let new = Waiting { group, next: 0 };
-    // Reads finish nearly in order: the new group almost always goes on top.
-    let at = st
-        .stack
-        .iter()
-        .rposition(|w| w.cmp_next(&new) == Ordering::Greater)
-        .map_or(0, |i| i + 1);
+    // Reads finish nearly in order: the new group almost always goes on top. Each group
+    // passed on the way down is first moved past the children the walker claimed (their
+    // subdirectories may be this very group).
+    let mut at = st.stack.len();
+    while at > 0 {
+        let State {
+            stack,
+            slots,
+            trash,
+            ..
+        } = &mut *st;
+        if !skip_claimed(slots, &mut stack[at - 1]) {
+            trash.push(stack.remove(at - 1).group);
+        } else if stack[at - 1].cmp_next(&new) == Ordering::Greater {
+            break;
+        }
+        at -= 1;
+    }
     st.stack.insert(at, new);
+    #[cfg(test)]
+    check_order(st);
+}
+
+/// Checks (in tests) that the stack is in the walk's order, each group by the first of
+/// its children still queued: the top group holds the directory wanted soonest.
+#[cfg(test)]
+fn check_order(st: &State) {
+    let next = |w: &Waiting| -> Option<Vec<u32>> {
+        let c = w.group.children[w.next..]
+            .iter()
+            .find(|c| matches!(st.slots.entry(c.slot).map(|e| &e.slot), Some(Slot::Queued(_))))?;
+        Some(w.group.key.iter().copied().chain([c.index]).collect())
+    };
+    let keys: Vec<_> = st.stack.iter().filter_map(next).collect();
+    assert!(
+        keys.windows(2).all(|w| w[0] > w[1]),
+        "read-ahead stack out of order: {keys:?}"
+    );
+}
+
+/// Moves a waiting group past the children the walker claimed (it reads them itself;
+/// their own subdirectories come before the group's next child in the walk's order);
+/// says whether a child is left to hand out.
+fn skip_claimed(slots: &mut Slots, w: &mut Waiting) -> bool {
+    while let Some(c) = w.group.children.get(w.next) {
+        // A child not handed out yet is queued, or claimed by the walker.
+        if let Some(Slot::Queued(_)) = slots.get_mut(c.slot) {
+            return true;
+        }
+        slots.remove(c.slot);
+        w.next += 1;
+    }
+    false
 }
 
 /// A directory taken to read: its group and place in it, and a listing to fill.
@@ -588,36 +656,41 @@ impl Job {
 
 /// Takes the directory the walker will want soonest, if the window has room.
 fn next_request(st: &mut State, shared: &Shared) -> Option<Job> {
-    while shared.has_room(st) {
-        let top = st.stack.last_mut()?;
-        if top.next == top.group.children.len() {
-            st.stack.pop();
+    if !shared.has_room(st) {
+        return None;
+    }
+    let State {
+        stack,
+        slots,
+        trash,
+        busy,
+        free,
+        ..
+    } = st;
+    loop {
+        let top = stack.last_mut()?;
+        if !skip_claimed(slots, top) {
+            trash.push(stack.pop().expect("a top").group);
             continue;
         }
         let child = top.next;
         top.next += 1;
-        let group = top.group.clone();
-        let slot = group.children[child].slot;
-        if top.next == group.children.len() {
-            st.stack.pop();
+        let slot = top.group.children[child].slot;
+        let group = if top.next == top.group.children.len() {
+            stack.pop().expect("a top").group
+        } else {
+            top.group.clone()
+        };
+        if let Some(s) = slots.get_mut(slot) {
+            *s = Slot::Running;
         }
-        match st.slots.get_mut(slot) {
-            Some(s @ Slot::Queued(_)) => {
-                *s = Slot::Running;
-                st.busy += 1;
-                return Some(Job {
-                    group,
-                    child,
-                    list: st.free.pop().unwrap_or_default(),
-                });
-            }
-            Some(Slot::Claimed) => {
-                st.slots.remove(slot);
-            }
-            _ => {}
-        }
+        *busy += 1;
+        return Some(Job {
+            group,
+            child,
+            list: free.pop().unwrap_or_default(),
+        });
     }
-    None
 }
 
 /// Reads a job's directory and prepares the group of its subdirectories (without the
@@ -656,9 +729,6 @@ fn run_request(
     }
 }
 
-/// What a hand-in leaves to drop without the lock (dropping may close handles).
-type Leftovers = (Arc<Group>, Option<Group>);
-
 /// Hands in a read (under the lock): queues its subdirectories and marks it done, or
 /// forgets it if it failed or was discarded meanwhile; wakes the walker if it waits.
 fn hand_in(
@@ -667,7 +737,7 @@ fn hand_in(
     job: Job,
     result: io::Result<Ready>,
     children: Option<Group>,
-) -> Leftovers {
+) {
     let slot = job.slot();
     let keep = matches!(st.slots.get_mut(slot), Some(Slot::Running));
     let mut unused = children;
@@ -691,14 +761,17 @@ fn hand_in(
     if st.walker_waits {
         shared.done.notify_one();
     }
-    (job.group, unused)
+    // Dropped without the lock (the last reference closes a handle).
+    st.trash.push(job.group);
+    if let Some(group) = unused {
+        st.trash.push(Arc::new(group));
+    }
 }
 
 fn worker(shared: &Shared) {
     let mut buf = DirBuf::with_capacity(shared.opts.buf_size);
     let mut path = Vec::new();
-    // What the last hand-in left, dropped without the lock.
-    let mut last: Option<Leftovers> = None;
+    let mut trash = Vec::new();
     // The lock is taken once per directory: to hand in a read and take the next.
     let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     loop {
@@ -706,9 +779,8 @@ fn worker(shared: &Shared) {
             return;
         }
         let Some(mut job) = next_request(&mut st, shared) else {
-            if last.is_some() {
-                drop(st);
-                drop(last.take());
+            if !st.trash.is_empty() {
+                release(st, &mut trash);
                 st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
                 continue;
             }
@@ -720,14 +792,13 @@ fn worker(shared: &Shared) {
             st.idle -= 1;
             continue;
         };
-        drop(st);
-        drop(last.take());
+        release(st, &mut trash);
         let (result, children) = run_request(shared, &mut job, &mut buf, &mut path);
         st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.shutdown {
             return;
         }
-        last = Some(hand_in(&mut st, shared, job, result, children));
+        hand_in(&mut st, shared, job, result, children);
         // Another idle worker is needed only if more is queued than this one takes next.
         if st.idle > 0 && !st.held_back && !st.stack.is_empty() && shared.has_room(&st) {
             shared.work.notify_one();

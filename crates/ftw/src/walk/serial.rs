@@ -413,7 +413,7 @@ impl Walk {
             (None, None) => unreachable!("a directory read here has its handle"),
         };
         if read_here {
-            if let Some(ahead) = &self.ahead {
+            if let Some(ahead) = &mut self.ahead {
                 let top = &self.stack[parent];
                 list.key = Some(child_key(top.list.key(), top.cursor - 1));
                 ahead.queue_children(&self.path, depth, &mut list);
@@ -485,7 +485,7 @@ impl Walk {
             }))
         });
         let (mut list, res) = self.read_listing(&dir);
-        if let (Some(ahead), Some(key)) = (&self.ahead, key) {
+        if let (Some(ahead), Some(key)) = (&mut self.ahead, key) {
             list.key = Some(key);
             ahead.queue_children(&self.path, 0, &mut list);
         }
