@@ -128,9 +128,6 @@ enum Slot {
 struct SlotEntry {
     generation: u32,
     slot: Slot,
-    /// The directory's key: its parent's and its own index.
-    parent_key: Arc<[u32]>,
-    index: u32,
 }
 
 /// The directories queued and not yet taken by the walker, by [`SlotId`].
@@ -141,13 +138,11 @@ struct Slots {
 }
 
 impl Slots {
-    fn insert(&mut self, slot: Slot, parent_key: Arc<[u32]>, index: u32) -> SlotId {
+    fn insert(&mut self, slot: Slot) -> SlotId {
         match self.free.pop() {
             Some(i) => {
                 let e = &mut self.entries[i as usize];
                 e.slot = slot;
-                e.parent_key = parent_key;
-                e.index = index;
                 SlotId {
                     index: i,
                     generation: e.generation,
@@ -157,8 +152,6 @@ impl Slots {
                 self.entries.push(SlotEntry {
                     generation: 0,
                     slot,
-                    parent_key,
-                    index,
                 });
                 SlotId {
                     index: (self.entries.len() - 1) as u32,
@@ -184,15 +177,6 @@ impl Slots {
         e.generation = e.generation.wrapping_add(1);
         self.free.push(id.index);
         Some(std::mem::replace(&mut e.slot, Slot::Free))
-    }
-}
-
-/// Whether `parent` + `[index]` starts with `prefix`.
-fn key_starts_with(parent: &[u32], index: u32, prefix: &[u32]) -> bool {
-    match prefix.split_last() {
-        None => true,
-        Some(_) if prefix.len() <= parent.len() => parent.starts_with(prefix),
-        Some((last, init)) => prefix.len() == parent.len() + 1 && init == parent && *last == index,
     }
 }
 
@@ -453,42 +437,49 @@ impl ReadAhead {
         }
     }
 
-    /// Forgets a directory the walker will not enter (and what was read below it).
-    pub(crate) fn discard(&self, slot: SlotId) {
-        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(key) = st
+    /// Reads finished and never taken nor forgotten, and the entries counted as held
+    /// (tests: both are 0 once a walk is complete).
+    #[cfg(test)]
+    pub(crate) fn left_over(&self) -> (usize, usize) {
+        let st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let done = st
             .slots
-            .entry(slot)
-            .map(|e| child_key(&e.parent_key, e.index as usize))
-        else {
-            return;
-        };
-        let mut done = Vec::new();
-        let mut held = 0;
-        for (i, e) in st.slots.entries.iter_mut().enumerate() {
-            if matches!(e.slot, Slot::Free) || !key_starts_with(&e.parent_key, e.index, &key) {
-                continue;
-            }
-            match e.slot {
-                Slot::Done(ref r) => {
-                    held += r.as_ref().map_or(0, |r| r.list.items.len());
-                    done.push(SlotId {
-                        index: i as u32,
-                        generation: e.generation,
-                    });
+            .entries
+            .iter()
+            .filter(|e| matches!(e.slot, Slot::Done(_)))
+            .count();
+        (done, st.held)
+    }
+
+    /// Forgets a directory the walker will not enter, and what was read below it: the
+    /// work is that of the directories read ahead under it, whatever else is queued.
+    pub(crate) fn discard(&mut self, slot: SlotId) {
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut todo = vec![slot];
+        while let Some(id) = todo.pop() {
+            match st.slots.get_mut(id) {
+                Some(s @ Slot::Queued(_)) => {
+                    if let Slot::Queued(group) = std::mem::replace(s, Slot::Claimed) {
+                        st.trash.push(group);
+                    }
                 }
-                Slot::Queued(_) => e.slot = Slot::Claimed,
-                Slot::Running => e.slot = Slot::Discarded,
-                Slot::Free | Slot::Claimed | Slot::Discarded => {}
+                Some(s @ Slot::Running) => *s = Slot::Discarded,
+                Some(Slot::Done(_)) => {
+                    let Some(Slot::Done(r)) = st.slots.remove(id) else {
+                        unreachable!()
+                    };
+                    st.busy -= 1;
+                    if let Ok(ready) = r {
+                        st.held -= ready.list.items.len();
+                        // Its subdirectories were queued when it was read.
+                        todo.extend(ready.list.slots.iter().filter(|&&s| s != SlotId::NONE));
+                    }
+                }
+                _ => {}
             }
         }
-        for id in &done {
-            st.slots.remove(*id);
-        }
-        st.busy -= done.len();
-        st.held -= held;
         st.held_back = false;
-        drop(st);
+        release(st, &mut self.trash);
         self.shared.work.notify_all();
     }
 }
@@ -576,7 +567,7 @@ fn prepare(
 fn push_group(st: &mut State, mut group: Group, list: &mut Listing) {
     list.slots.resize(list.items.len(), SlotId::NONE);
     for c in &mut group.children {
-        c.slot = st.slots.insert(Slot::Claimed, group.key.clone(), c.index);
+        c.slot = st.slots.insert(Slot::Claimed);
         list.slots[c.index as usize] = c.slot;
     }
     let group = Arc::new(group);
@@ -614,9 +605,12 @@ fn push_group(st: &mut State, mut group: Group, list: &mut Listing) {
 #[cfg(test)]
 fn check_order(st: &State) {
     let next = |w: &Waiting| -> Option<Vec<u32>> {
-        let c = w.group.children[w.next..]
-            .iter()
-            .find(|c| matches!(st.slots.entry(c.slot).map(|e| &e.slot), Some(Slot::Queued(_))))?;
+        let c = w.group.children[w.next..].iter().find(|c| {
+            matches!(
+                st.slots.entry(c.slot).map(|e| &e.slot),
+                Some(Slot::Queued(_))
+            )
+        })?;
         Some(w.group.key.iter().copied().chain([c.index]).collect())
     };
     let keys: Vec<_> = st.stack.iter().filter_map(next).collect();

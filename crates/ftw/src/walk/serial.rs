@@ -30,7 +30,7 @@ pub struct Walk {
     open: usize,
     pending: Pending,
     /// Workers reading ahead (a sorted walk with several threads).
-    ahead: Option<ReadAhead>,
+    pub(super) ahead: Option<ReadAhead>,
     /// An error to report before going on (after a root that could not be read).
     queued_error: Option<Error>,
     /// Handles the frames may hold: the whole budget, or half of it beside a read-ahead
@@ -192,7 +192,7 @@ impl Walk {
     /// Do not open the directory last reported (no effect if it was not a directory).
     pub fn skip_current_dir(&mut self) {
         if let (Pending::Child { .. }, Some(ahead), Some(top)) =
-            (&self.pending, &self.ahead, self.stack.last())
+            (&self.pending, &mut self.ahead, self.stack.last())
         {
             ahead.discard(top.list.slot(top.cursor - 1));
         }
@@ -248,7 +248,7 @@ impl Walk {
                 if let Some(anc) = self.stack.iter().find(|f| f.id == Some(id)) {
                     let path = join(&self.path[..top.path_len], top.list.name(&item));
                     let ancestor = bytes_to_path(self.path[..anc.path_len].to_vec());
-                    if let Some(ahead) = &self.ahead {
+                    if let Some(ahead) = &mut self.ahead {
                         // Queued by the workers (a followed link to a directory), never
                         // to be entered.
                         ahead.discard(top.list.slot(top.cursor - 1));

@@ -223,23 +223,25 @@ fn bushy() -> tempfile::TempDir {
 }
 
 /// Entries (paths, depths) or error paths, in the order the walk gave them, skipping
-/// every directory named `skip`.
+/// every directory named `skip`. Checks that a walk reading ahead leaves no read behind
+/// (every one was taken by the walker or forgotten when skipped).
 fn in_order(b: WalkBuilder, skip: &[u8]) -> Vec<(PathBuf, usize, bool)> {
     let mut v = Vec::new();
-    b.build().visit(|item| match item {
-        Ok(e) => {
-            v.push((e.path().to_path_buf(), e.depth(), true));
-            if e.name() == skip {
-                Control::Skip
-            } else {
-                Control::Continue
+    let mut walk = b.build();
+    while let Some(item) = walk.next_entry() {
+        match item {
+            Ok(e) => {
+                v.push((e.path().to_path_buf(), e.depth(), true));
+                if e.name() == skip {
+                    walk.skip_current_dir();
+                }
             }
+            Err(e) => v.push((e.path().to_path_buf(), e.depth(), false)),
         }
-        Err(e) => {
-            v.push((e.path().to_path_buf(), e.depth(), false));
-            Control::Continue
-        }
-    });
+    }
+    if let Some(ahead) = &walk.ahead {
+        assert_eq!(ahead.left_over(), (0, 0), "reads left over, entries held");
+    }
     v
 }
 
