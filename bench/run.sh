@@ -77,7 +77,7 @@ if [[ -z ${SKIP_COLD:-} && -w /proc/sys/vm/drop_caches ]]; then
   echo "## Cold cache (page cache dropped before each run): \`big\`"
   echo
   drop="sync; echo 3 > /proc/sys/vm/drop_caches"
-  bench big-cold "sh -c '$drop'" "$COLD_RUNS" "$FTW find big" "$FTW find -j1 big" "find big" "bfs big" "fd -u . big" "fd -u -j16 . big" "fd -u -j32 . big"
+  bench big-cold "sh -c '$drop'" "$COLD_RUNS" "$FTW find big" "$FTW find --sort big" "$FTW find -j1 big" "find big" "bfs big" "fd -u . big" "fd -u -j16 . big" "fd -u -j32 . big"
 fi
 
 echo "## Peak memory (max RSS), \`big\`"

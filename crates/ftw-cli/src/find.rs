@@ -65,7 +65,7 @@ pub struct FindArgs {
 
     /// Worker threads. 0 (the default): one per core to start with, and more while they
     /// wait on the disk (a cold cache; the cap is below). 1: a serial walk. With --sort,
-    /// N threads read (one per core by default).
+    /// N threads read, the printing one among them (by default, as many as without).
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
 

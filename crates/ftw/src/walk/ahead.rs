@@ -17,6 +17,10 @@
 //! takes its directory when finished, reads the next one in line (or waits) while a
 //! worker reads it, and reads it itself when no worker has started it. Nothing the
 //! walker reports depends on who read a directory.
+//!
+//! With the default thread count, the walker adds workers (doubling, up to a cap) when
+//! the time spent in reads outgrows the CPU time used, as the pool does: on a cold
+//! cache the disk wants many reads in flight.
 
 use super::Options;
 use super::listing::Listing;
@@ -25,9 +29,10 @@ use crate::sys::{Dir, DirBuf, FileType, StatMask};
 use std::cmp::Ordering;
 use std::ffi::CStr;
 use std::io;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// Longest relative path a worker opens in one call (below `PATH_MAX`); deeper
 /// directories are read by the walker itself, through its handles.
@@ -240,6 +245,8 @@ struct Shared {
     window: usize,
     max_held: usize,
     opts: Options,
+    /// Time spent reading directories, in all threads (see [`ReadAhead::grow`]).
+    io_ns: AtomicU64,
 }
 
 impl Shared {
@@ -270,6 +277,17 @@ pub(crate) struct ReadAhead {
     returned: Vec<Listing>,
     /// The walker's side of [`release`].
     trash: Vec<Arc<Group>>,
+    /// Whether and how far the workers may grow (the default thread count).
+    growth: Option<Growth>,
+}
+
+/// What [`ReadAhead::grow`] compares: the most workers, and when it last looked, the
+/// process's CPU time and the time spent in reads then.
+struct Growth {
+    max: usize,
+    last: Instant,
+    cpu: Duration,
+    io_ns: u64,
 }
 
 /// The key of the `index`th entry of the directory whose key is `parent`.
@@ -279,13 +297,17 @@ pub(crate) fn child_key(parent: &[u32], index: usize) -> Arc<[u32]> {
 
 impl ReadAhead {
     /// Starts `threads` workers reading ahead within `opts.ahead_window`.
-    pub(crate) fn new(opts: &Options, threads: usize) -> ReadAhead {
+    pub(crate) fn new(opts: &Options, threads: usize, max_threads: usize) -> ReadAhead {
         let (window, max_held) = opts.ahead_window;
+        let max_threads = max_threads.max(threads);
         let shared = Arc::new(Shared {
             open: Arc::new(AtomicUsize::new(0)),
             // Half the budget is the walker's; of the other half, each worker holds up to
             // two handles while it reads, the root one more.
-            share_limit: (opts.fd_budget / 2).saturating_sub(2 * threads + 1).max(1),
+            share_limit: (opts.fd_budget / 2)
+                .saturating_sub(2 * max_threads + 1)
+                .max(1),
+            io_ns: AtomicU64::new(0),
             state: Mutex::new(State {
                 stack: Vec::new(),
                 slots: Slots::default(),
@@ -304,21 +326,64 @@ impl ReadAhead {
             max_held: max_held.max(1),
             opts: opts.clone(),
         });
-        let workers = (0..threads)
-            .map(|_| {
-                let shared = shared.clone();
-                std::thread::spawn(move || worker(&shared))
-            })
-            .collect();
-        ReadAhead {
+        let mut ahead = ReadAhead {
             buf: DirBuf::with_capacity(opts.buf_size),
             path: Vec::new(),
             shared,
-            workers,
+            workers: Vec::new(),
             root: None,
             roots: 0,
             returned: Vec::new(),
             trash: Vec::new(),
+            growth: (max_threads > threads).then(|| Growth {
+                max: max_threads,
+                last: Instant::now(),
+                cpu: crate::sys::process_cpu_time(),
+                io_ns: 0,
+            }),
+        };
+        ahead.spawn(threads);
+        ahead
+    }
+
+    fn spawn(&mut self, n: usize) {
+        for _ in 0..n {
+            let shared = self.shared.clone();
+            self.workers
+                .push(std::thread::spawn(move || worker(&shared)));
+        }
+    }
+
+    /// Adds workers (doubling, up to the most allowed) when reads wait on the disk, as
+    /// the pool does (see [`pool`](super::pool)): more time spent in reads than CPU time
+    /// by half a thread's worth of the last 10 ms, and directories waiting to be read.
+    fn grow(&mut self) {
+        let Some(g) = &mut self.growth else {
+            return;
+        };
+        let now = Instant::now();
+        let wall = now.duration_since(g.last);
+        if wall < Duration::from_millis(10) {
+            return;
+        }
+        let cpu = crate::sys::process_cpu_time();
+        let io_ns = self.shared.io_ns.load(AtomicOrdering::Relaxed);
+        let waits = io_ns.saturating_sub(g.io_ns) as f64
+            > 1.5 * cpu.saturating_sub(g.cpu).as_nanos() as f64 + 0.5 * wall.as_nanos() as f64;
+        (g.last, g.cpu, g.io_ns) = (now, cpu, io_ns);
+        if !waits {
+            return;
+        }
+        let queued = {
+            let st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            !st.stack.is_empty() && self.shared.has_room(&st)
+        };
+        if queued {
+            let n = self.workers.len().max(1).min(g.max - self.workers.len());
+            if self.workers.len() + n >= g.max {
+                self.growth = None;
+            }
+            self.spawn(n);
         }
     }
 
@@ -355,6 +420,7 @@ impl ReadAhead {
     /// The directory queued in `slot`, if a worker read it (waiting while one reads
     /// it); [`Take::Yourself`] when the walker must read it itself.
     pub(crate) fn take(&mut self, slot: SlotId) -> Take {
+        self.grow();
         if slot == SlotId::NONE {
             return Take::Yourself(None);
         }
@@ -449,6 +515,19 @@ impl ReadAhead {
             .filter(|e| matches!(e.slot, Slot::Done(_)))
             .count();
         (done, st.held)
+    }
+
+    /// Counts a read the walker did itself, for [`ReadAhead::grow`].
+    pub(crate) fn add_io(&self, took: Duration) {
+        self.shared
+            .io_ns
+            .fetch_add(took.as_nanos() as u64, AtomicOrdering::Relaxed);
+    }
+
+    /// The number of workers now (tests).
+    #[cfg(test)]
+    pub(crate) fn workers(&self) -> usize {
+        self.workers.len()
     }
 
     /// Forgets a directory the walker will not enter, and what was read below it: the
@@ -698,7 +777,12 @@ fn run_request(
     let list = std::mem::take(&mut job.list);
     let group = &job.group;
     let child = &group.children[job.child];
-    match read(&shared.opts, group, job.child, buf, path, list) {
+    let start = Instant::now();
+    let result = read(&shared.opts, group, job.child, buf, path, list);
+    shared
+        .io_ns
+        .fetch_add(start.elapsed().as_nanos() as u64, AtomicOrdering::Relaxed);
+    match result {
         Ok((mut ready, dir)) => {
             ready.list.key = Some(child_key(&group.key, child.index as usize));
             if ready.read_error.is_some() {
@@ -841,6 +925,9 @@ fn read(
             },
             None,
         ));
+    }
+    if !opts.read_delay.is_zero() {
+        std::thread::sleep(opts.read_delay);
     }
     let read_error = list.read(&dir, buf, opts.forget_types).err();
     list.sort();

@@ -111,6 +111,9 @@ pub(crate) struct Options {
     pub(crate) forget_types: bool,
     /// How far a sorted walk reads ahead: directories, and entries held (tests change it).
     pub(crate) ahead_window: (usize, usize),
+    /// A pause before each directory a parallel walk or a read-ahead reads, as if the
+    /// disk were slow (tests only).
+    pub(crate) read_delay: std::time::Duration,
 }
 
 /// The number of directory handles a walk keeps open at most by default: half the
@@ -144,6 +147,7 @@ impl WalkBuilder {
                 read_ahead: false,
                 forget_types: false,
                 ahead_window: ahead::WINDOW,
+                read_delay: std::time::Duration::ZERO,
             },
             filter: None,
         }
@@ -205,7 +209,8 @@ impl WalkBuilder {
     /// Set on a sorted walk made by [`WalkBuilder::build`] (0 meaning one per core),
     /// it makes `n` threads read directories: `n - 1` workers read ahead of the walker,
     /// in the walk's order, and the walker reads the next one in line whenever the one
-    /// it needs is still being read. The entries and their order are the same, but
+    /// it needs is still being read. With 0, workers are added while reads wait on the
+    /// disk, as in a parallel walk. The entries and their order are the same, but
     /// directories may be read before the visitor decides to [skip](Control::Skip) them
     /// (not with a [`WalkBuilder::filter_entry`], which turns read-ahead off).
     pub fn threads(mut self, n: usize) -> Self {

@@ -321,6 +321,9 @@ fn run_job<V: ParallelVisitor>(
     };
     state.list.clear();
     let read = scope.io(|| {
+        if !opts.read_delay.is_zero() {
+            std::thread::sleep(opts.read_delay);
+        }
         let r = state.list.read(&dir, &mut state.buf, opts.forget_types);
         state.list.resolve_all(&dir, opts.follow_links);
         r

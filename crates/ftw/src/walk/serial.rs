@@ -108,8 +108,15 @@ impl Walk {
         };
         // The walker reads too (whenever the directory it needs is being read), so it
         // counts as one of the threads.
-        let ahead = (b.opts.sort && b.opts.read_ahead && threads > 1 && b.filter.is_none())
-            .then(|| ReadAhead::new(&b.opts, threads - 1));
+        let ahead =
+            (b.opts.sort && b.opts.read_ahead && threads > 1 && b.filter.is_none()).then(|| {
+                // By default, more workers when reads wait on the disk (a cold cache).
+                let max = match b.opts.threads {
+                    0 => super::parallel::max_io_threads(b.opts.fd_budget / 2),
+                    _ => threads,
+                };
+                ReadAhead::new(&b.opts, threads - 1, max - 1)
+            });
         let budget = if ahead.is_some() {
             (b.opts.fd_budget / 2).max(3)
         } else {
@@ -435,7 +442,14 @@ impl Walk {
         let buf = self
             .buf
             .get_or_insert_with(|| DirBuf::with_capacity(self.opts.buf_size));
+        let start = std::time::Instant::now();
+        if !self.opts.read_delay.is_zero() {
+            std::thread::sleep(self.opts.read_delay);
+        }
         let res = list.read(dir, buf, self.opts.forget_types);
+        if let Some(ahead) = &self.ahead {
+            ahead.add_io(start.elapsed());
+        }
         if self.opts.sort {
             list.sort();
         }

@@ -291,3 +291,57 @@ fn reading_ahead_with_a_small_handle_budget_changes_nothing() {
         assert_eq!(in_order(b, b""), serial, "budget {budget}");
     }
 }
+
+/// A tree of 200 directories, each with a file.
+fn two_hundred_dirs() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        for j in 0..10 {
+            let d = tmp.path().join(format!("{i:02}/{j}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("f"), b"").unwrap();
+        }
+    }
+    tmp
+}
+
+#[test]
+fn workers_are_added_when_reads_wait() {
+    let tmp = two_hundred_dirs();
+    let cores = pool::cores();
+    let max = max_io_threads(default_fd_budget());
+    if cores >= max {
+        println!("skipped: {cores} cores, no room to grow below {max} threads");
+        return;
+    }
+    // The pool: each read waits 2 ms, as on a cold disk.
+    let count = |delay_ms: u64| {
+        let mut b = WalkBuilder::new(tmp.path());
+        b.opts.read_delay = std::time::Duration::from_millis(delay_ms);
+        let seen = std::sync::atomic::AtomicUsize::new(0);
+        let stats = b.build_parallel().visit(|| {
+            |item: Result<&Entry<'_>, Error>| {
+                item.expect("readable");
+                seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Control::Continue
+            }
+        });
+        (seen.into_inner(), stats.threads)
+    };
+    let (seen, threads) = count(2);
+    assert_eq!(seen, 1 + 20 + 200 + 200);
+    assert!(threads > cores, "{threads} threads on {cores} cores");
+    // The sorted walk's read-ahead, the same way, and with the same listing.
+    let serial = in_order(WalkBuilder::new(tmp.path()).sort(true).threads(1), b"");
+    let mut b = WalkBuilder::new(tmp.path()).sort(true).threads(0);
+    b.opts.read_delay = std::time::Duration::from_millis(2);
+    let mut walk = b.build();
+    let mut listed = Vec::new();
+    while let Some(item) = walk.next_entry() {
+        let e = item.expect("readable");
+        listed.push((e.path().to_path_buf(), e.depth(), true));
+    }
+    assert_eq!(listed, serial);
+    let workers = walk.ahead.as_ref().expect("reads ahead").workers();
+    assert!(workers > cores - 1, "{workers} workers on {cores} cores");
+}
