@@ -31,9 +31,10 @@ fn main() -> ExitCode {
             "{}\n\nOpen directory handles stay under a budget: half the soft open-file limit\n\
              (ulimit -n) less 16, between 4 and 1024; here {budget}. Deeper or wider trees are\n\
              no problem: a directory whose handle was closed is reopened from its nearest\n\
-             open ancestor. Threads grow to at most {} here.",
+             open ancestor. Threads grow to at most {} here; -j is capped at {}.",
             find::EXAMPLES,
-            ftw::walk::max_io_threads(budget)
+            ftw::walk::max_io_threads(budget),
+            ftw::walk::max_threads(budget)
         ))
     });
     let cli = match Cli::from_arg_matches(&command.get_matches()) {

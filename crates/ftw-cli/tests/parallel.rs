@@ -218,3 +218,34 @@ fn max_results_never_cuts_a_name_holding_a_newline() {
         }
     }
 }
+
+#[test]
+fn many_threads_asked_under_a_small_fd_limit_list_everything() {
+    // Wide enough that many workers have directories to hold open at once: 32 or 64
+    // workers, each with handles of its own, ran out under `ulimit -n 40` (the cap on
+    // threads itself is tested in the library).
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..100 {
+        for j in 0..20 {
+            for k in 0..3 {
+                std::fs::create_dir_all(tmp.path().join(format!("d{i}/e{j}/f{k}"))).unwrap();
+            }
+        }
+    }
+    let (theirs, _) = gnu_find(tmp.path(), &[], &["-mindepth", "1"]);
+    assert_eq!(theirs.len(), 100 + 100 * 20 * 4);
+    for args in ["-j 32", "-j 64", "", "--sort -j 32", "--sort"] {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("ulimit -n 40 && exec \"$0\" find -0 {args} \"$1\""))
+            .arg(ftw_bin())
+            .arg(tmp.path());
+        let r = run(&mut cmd);
+        assert_eq!(r.code, 0, "{args}: {}", r.stderr);
+        assert_same(
+            &format!("ulimit -n 40, {args}"),
+            &records(&r.stdout),
+            &theirs,
+        );
+    }
+}

@@ -296,17 +296,21 @@ pub(crate) fn child_key(parent: &[u32], index: usize) -> Arc<[u32]> {
 }
 
 impl ReadAhead {
-    /// Starts `threads` workers reading ahead within `opts.ahead_window`.
-    pub(crate) fn new(opts: &Options, threads: usize, max_threads: usize) -> ReadAhead {
+    /// Starts `threads` workers (growing up to `max_threads` while reads wait on the
+    /// disk) reading ahead within `opts.ahead_window`, holding at most `budget` handles.
+    pub(crate) fn new(
+        opts: &Options,
+        threads: usize,
+        max_threads: usize,
+        budget: usize,
+    ) -> ReadAhead {
         let (window, max_held) = opts.ahead_window;
         let max_threads = max_threads.max(threads);
         let shared = Arc::new(Shared {
             open: Arc::new(AtomicUsize::new(0)),
-            // Half the budget is the walker's; of the other half, each worker holds up to
-            // two handles while it reads, the root one more.
-            share_limit: (opts.fd_budget / 2)
-                .saturating_sub(2 * max_threads + 1)
-                .max(1),
+            // Of the handles this may hold, each worker holds one while it reads and the
+            // root's is one more: the rest may be shared.
+            share_limit: budget.saturating_sub(max_threads + 1),
             io_ns: AtomicU64::new(0),
             state: Mutex::new(State {
                 stack: Vec::new(),

@@ -53,7 +53,7 @@ pub mod pool;
 mod serial;
 
 pub use error::{Error, describe};
-pub use parallel::{ParallelVisitor, ParallelWalk, max_io_threads};
+pub use parallel::{ParallelVisitor, ParallelWalk, max_io_threads, max_threads};
 pub use serial::Walk;
 
 use crate::sys::FileType;
@@ -204,7 +204,8 @@ impl WalkBuilder {
 
     /// Worker threads for [`WalkBuilder::build_parallel`]: `n` fixes the count; 0 (the
     /// default) starts with one per core and adds workers, up to [`max_io_threads`],
-    /// while they wait on the disk.
+    /// while they wait on the disk. Either way there are at most [`max_threads`] for
+    /// the handle budget.
     ///
     /// Set on a sorted walk made by [`WalkBuilder::build`] (0 meaning one per core),
     /// it makes `n` threads read directories: `n - 1` workers read ahead of the walker,

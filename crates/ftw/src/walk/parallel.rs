@@ -148,9 +148,11 @@ impl ParallelWalk {
         M: Fn() -> V + Sync,
     {
         let opts = self.opts;
+        // Each worker holds up to two handles of its own besides those kept for jobs:
+        // the thread count is capped by the budget, `-j` included.
         let pool_opts = match opts.threads {
             0 => PoolOptions::adaptive(max_io_threads(opts.fd_budget)),
-            n => PoolOptions::fixed(n),
+            n => PoolOptions::fixed(n.min(max_threads(opts.fd_budget))),
         };
         let reserve = 2 * pool_opts.max_threads + 1;
         let ctx = Ctx {
@@ -180,9 +182,26 @@ impl ParallelWalk {
 }
 
 /// The most workers the default choice grows to: 32 (the disk wants many requests in
-/// flight on a cold cache), fewer when the handle budget is small.
+/// flight on a cold cache), fewer when the handle budget is small (see [`max_threads`]).
+///
+/// ```
+/// assert_eq!(ftw::walk::max_io_threads(1024), 32);
+/// assert_eq!(ftw::walk::max_io_threads(12), 3);
+/// ```
 pub fn max_io_threads(fd_budget: usize) -> usize {
-    (fd_budget / 4).clamp(1, 32)
+    max_threads(fd_budget).min(32)
+}
+
+/// The most workers a walk runs under a handle budget, whatever
+/// [`WalkBuilder::threads`] asks: a quarter of the budget (each worker holds up to two
+/// handles of its own, and the rest are kept for directories waiting to be read).
+///
+/// ```
+/// assert_eq!(ftw::walk::max_threads(12), 3);
+/// assert_eq!(ftw::walk::max_threads(4), 1);
+/// ```
+pub fn max_threads(fd_budget: usize) -> usize {
+    (fd_budget / 4).max(1)
 }
 
 /// Reports a root (depth 0) to the worker's visitor; stops the walk if it says so.

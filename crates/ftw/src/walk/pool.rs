@@ -54,13 +54,13 @@ impl PoolOptions {
         }
     }
 
-    /// As many workers as cores to start with, growing up to `max` when the disk is
-    /// what they wait for.
+    /// As many workers as cores (at most `max`) to start with, growing up to `max`
+    /// when the disk is what they wait for.
     pub fn adaptive(max: usize) -> PoolOptions {
-        let cores = cores();
+        let max = max.max(1);
         PoolOptions {
-            threads: cores,
-            max_threads: max.max(cores),
+            threads: cores().min(max),
+            max_threads: max,
         }
     }
 }

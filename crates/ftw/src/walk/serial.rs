@@ -106,19 +106,26 @@ impl Walk {
             0 => super::pool::cores(),
             n => n,
         };
+        // With read-ahead, half the handle budget is the walker's. Of the other half,
+        // each worker holds the directory it reads and the root's handle is one more;
+        // the rest may be shared with queued subdirectories.
+        let walker_budget = (b.opts.fd_budget / 2).max(3);
+        let ahead_budget = b.opts.fd_budget.saturating_sub(walker_budget);
+        let max_workers = ahead_budget.saturating_sub(1) / 2;
         // The walker reads too (whenever the directory it needs is being read), so it
         // counts as one of the threads.
+        let workers = (threads - 1).min(max_workers);
         let ahead =
-            (b.opts.sort && b.opts.read_ahead && threads > 1 && b.filter.is_none()).then(|| {
+            (b.opts.sort && b.opts.read_ahead && workers > 0 && b.filter.is_none()).then(|| {
                 // By default, more workers when reads wait on the disk (a cold cache).
                 let max = match b.opts.threads {
-                    0 => super::parallel::max_io_threads(b.opts.fd_budget / 2),
-                    _ => threads,
+                    0 => max_workers.min(31),
+                    _ => workers,
                 };
-                ReadAhead::new(&b.opts, threads - 1, max - 1)
+                ReadAhead::new(&b.opts, workers, max, ahead_budget)
             });
         let budget = if ahead.is_some() {
-            (b.opts.fd_budget / 2).max(3)
+            walker_budget
         } else {
             b.opts.fd_budget
         };
