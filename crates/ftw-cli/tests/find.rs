@@ -478,3 +478,82 @@ fn one_file_system_prints_mount_points_and_does_not_enter_them() {
         );
     }
 }
+
+/// Unmounts when dropped, whatever the test did.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn one_file_system_does_not_open_mount_points() {
+    // A file system mounted with mode 700: an unprivileged user cannot open it, and with
+    // --one-file-system need not (find -xdev decides from the entry, before opening).
+    if !is_root() {
+        eprintln!("skipped: mounting needs root");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new()
+        .prefix("ftw-xdev")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = tmp.path().join("tree");
+    std::fs::create_dir_all(root.join("mnt")).unwrap();
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    std::fs::write(root.join("a/b/f"), b"").unwrap();
+    for d in [tmp.path(), &root, &root.join("a"), &root.join("a/b")] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let bin = tmp.path().join("ftw");
+    std::fs::copy(ftw_bin(), &bin).unwrap();
+    let mnt = root.join("mnt");
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "mode=700", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let _mounted = Mounted(mnt.clone());
+    std::fs::write(mnt.join("inside"), b"").unwrap();
+    let as_nobody = |program: &Path| {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(program);
+        c
+    };
+    let mut f = as_nobody(Path::new("find"));
+    f.arg(&root).args(["-mindepth", "1", "-xdev", "-print0"]);
+    let fr = run(&mut f);
+    if fr.code == 127 || fr.stderr.contains("setpriv:") {
+        eprintln!("skipped: cannot run as an unprivileged user: {}", fr.stderr);
+        return;
+    }
+    assert_eq!((fr.code, fr.stderr.as_str()), (0, ""));
+    let mut theirs = records(&fr.stdout);
+    theirs.sort();
+    assert_eq!(theirs.len(), 4, "mnt, a, a/b, a/b/f");
+    for args in [
+        &["-j", "1"][..],
+        &["-j", "2"],
+        &["-j", "8"],
+        &[],
+        &["--sort"],
+    ] {
+        let mut c = as_nobody(&bin);
+        c.args(["find", "-0", "--one-file-system"])
+            .args(args)
+            .arg(&root);
+        let r = run(&mut c);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
+        let mut ours = records(&r.stdout);
+        ours.sort();
+        assert_same(&format!("--one-file-system {args:?}"), &ours, &theirs);
+    }
+}

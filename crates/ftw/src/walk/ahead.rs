@@ -612,7 +612,9 @@ fn prepare(
     let mut children = Vec::with_capacity(count);
     let dir_len = path.len() + usize::from(!path.ends_with(b"/"));
     for (i, item) in list.items.iter().enumerate() {
-        if !is_child(item) {
+        // A mount point the walk does not enter is not read either.
+        let other_fs = opts.same_file_system && list.id(item).is_some_and(|(d, _)| d != root.dev);
+        if !is_child(item) || other_fs {
             continue;
         }
         let name = list.c_name(item).to_bytes_with_nul();
@@ -935,7 +937,7 @@ fn read(
     }
     let read_error = list.read(&dir, buf, opts.forget_types).err();
     list.sort();
-    list.resolve_all(&dir, opts.follow_links);
+    list.resolve_all(&dir, opts.follow_links, opts.same_file_system);
     let dir = list.last_dir().is_some().then_some(dir);
     Ok((
         Ready {

@@ -55,16 +55,19 @@ impl Listing {
     }
 
     /// Gives every entry its final type (see [`resolve`]): afterwards the directory's
-    /// handle is needed only to open subdirectories.
-    pub(crate) fn resolve_all(&mut self, dir: &Dir, follow_links: bool) {
+    /// handle is needed only to open subdirectories. With `dir_ids`, every directory's
+    /// (device, inode) is asked for too (links are followed, or mount points matter).
+    pub(crate) fn resolve_all(&mut self, dir: &Dir, follow_links: bool, dir_ids: bool) {
+        let dir_ids = dir_ids || follow_links;
         for i in 0..self.items.len() {
             let item = self.items[i];
             let needs = item.file_type == FileType::Unknown
-                || (follow_links && matches!(item.file_type, FileType::Symlink | FileType::Dir));
+                || (dir_ids && item.file_type == FileType::Dir)
+                || (follow_links && item.file_type == FileType::Symlink);
             if !needs {
                 continue;
             }
-            match resolve(dir, self, &item, follow_links) {
+            match resolve(dir, self, &item, follow_links, dir_ids) {
                 Resolved::Entry {
                     file_type,
                     followed_link,
@@ -91,6 +94,11 @@ impl Listing {
     /// Whether finding `item`'s type failed.
     pub(crate) fn is_error(&self, item: &Item) -> bool {
         item.is_error
+    }
+
+    /// The (device, inode) [`Listing::resolve_all`] found for `item`, if it asked.
+    pub(crate) fn id(&self, item: &Item) -> Option<(u64, u64)> {
+        (!item.is_error && item.aux != NONE).then(|| self.targets[item.aux as usize])
     }
 
     /// What [`Listing::resolve_all`] found for `item` (an error is handed out once).
@@ -202,9 +210,10 @@ enum Resolved {
 
 /// Finds the type of `item` in `dir`: from `d_type` where the directory told it, from a
 /// `statx` asking for the type alone where it did not, and by following a symbolic link
-/// when `follow_links` is set (a dangling link stays a link). With `follow_links`, a
-/// directory's identity is asked for too, to detect loops.
-fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool) -> Resolved {
+/// when `follow_links` is set (a dangling link stays a link). With `dir_ids`, a
+/// directory's identity is asked for too: to detect loops, or to see a mount point
+/// before opening it.
+fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool, dir_ids: bool) -> Resolved {
     let mut file_type = item.file_type;
     if file_type == FileType::Unknown {
         match dir.stat_at(list.c_name(item), StatMask::TYPE, false) {
@@ -214,7 +223,7 @@ fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool) -> Resolv
     }
     // Following links, a directory may be one being walked already (reached again
     // through a link higher up): its identity is needed before it is reported.
-    if follow_links && file_type == FileType::Dir {
+    if dir_ids && file_type == FileType::Dir {
         return match dir.stat_at(list.c_name(item), StatMask::TYPE, false) {
             Ok(m) => Resolved::Entry {
                 file_type: m.file_type(),

@@ -344,7 +344,9 @@ fn run_job<V: ParallelVisitor>(
             std::thread::sleep(opts.read_delay);
         }
         let r = state.list.read(&dir, &mut state.buf, opts.forget_types);
-        state.list.resolve_all(&dir, opts.follow_links);
+        state
+            .list
+            .resolve_all(&dir, opts.follow_links, opts.same_file_system);
         r
     });
     if let Err(e) = read {
@@ -424,7 +426,9 @@ fn run_job<V: ParallelVisitor>(
             Control::Skip => continue,
             Control::Continue => {}
         }
-        if file_type == FileType::Dir && has_dirs {
+        // A mount point is printed, not opened: its device is known from its entry.
+        let other_fs = opts.same_file_system && target.is_some_and(|(dev, _)| dev != job.root_dev);
+        if file_type == FileType::Dir && has_dirs && !other_fs {
             let mut path = Vec::with_capacity(job.path.len() + entry.name.len() + 1);
             path.extend_from_slice(&job.path);
             if !path.ends_with(b"/") {

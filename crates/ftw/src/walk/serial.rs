@@ -258,7 +258,7 @@ impl Walk {
                 }
             };
             let top = self.stack.last().expect("frame");
-            if let Some(id) = target {
+            if let Some(id) = target.filter(|_| self.opts.follow_links) {
                 if let Some(anc) = self.stack.iter().find(|f| f.id == Some(id)) {
                     let path = join(&self.path[..top.path_len], top.list.name(&item));
                     let ancestor = bytes_to_path(self.path[..anc.path_len].to_vec());
@@ -275,7 +275,10 @@ impl Walk {
                     continue;
                 }
             }
-            if file_type == FileType::Dir && depth < self.opts.max_depth {
+            // A mount point is printed, not opened: its device is known from its entry.
+            let other_fs =
+                self.opts.same_file_system && target.is_some_and(|(dev, _)| dev != self.root_dev);
+            if file_type == FileType::Dir && depth < self.opts.max_depth && !other_fs {
                 self.pending = Pending::Child {
                     via_link: followed_link,
                 };
@@ -460,7 +463,7 @@ impl Walk {
         if self.opts.sort {
             list.sort();
         }
-        list.resolve_all(dir, self.opts.follow_links);
+        list.resolve_all(dir, self.opts.follow_links, self.opts.same_file_system);
         (list, res)
     }
 
