@@ -1,6 +1,6 @@
 //! `ftw find`: list every entry under each root.
 
-use crate::output::{Closed, Output};
+use crate::output::{Age, Closed, LATENCY, Output};
 use crate::report;
 use clap::Args;
 use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -170,6 +170,10 @@ fn serial(
 /// stays bounded whatever the reader does.
 struct Batcher<'a> {
     buf: Vec<u8>,
+    /// A batch goes out when this full (the output's chunk, at most [`BATCH`]), or when
+    /// its first entry has waited long enough.
+    size: usize,
+    age: Age,
     end: u8,
     tx: SyncSender<Vec<u8>>,
     stop: &'a AtomicBool,
@@ -190,7 +194,8 @@ impl Batcher<'_> {
         if self.buf.is_empty() {
             return true;
         }
-        let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH + 4096));
+        self.age.reset();
+        let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(self.size + 4096));
         match self.tx.try_send(batch) {
             Ok(()) => true,
             Err(TrySendError::Disconnected(_)) => false,
@@ -209,7 +214,7 @@ impl ParallelVisitor for Batcher<'_> {
         }
         match item {
             Ok(entry) => {
-                if self.buf.len() >= BATCH {
+                if self.buf.len() >= self.size {
                     (self.start_writer)();
                     if !self.send() {
                         return Control::Stop;
@@ -221,6 +226,14 @@ impl ParallelVisitor for Batcher<'_> {
                 }
                 entry.write_path(&mut self.buf);
                 self.buf.push(self.end);
+                // Entries coming slowly (a cold disk) go out without waiting for a
+                // full batch.
+                if self.age.record() {
+                    (self.start_writer)();
+                    if !self.send() {
+                        return Control::Stop;
+                    }
+                }
             }
             Err(err) => report_error(&err, self.failed),
         }
@@ -231,6 +244,31 @@ impl ParallelVisitor for Batcher<'_> {
 impl Drop for Batcher<'_> {
     fn drop(&mut self) {
         self.send();
+    }
+}
+
+/// Writes every batch that arrives until all senders are gone, in chunks; when no batch
+/// comes for [`LATENCY`], what is buffered goes out, so that a slow walk is not held
+/// back.
+fn write_batches(rx: &Receiver<Vec<u8>>, out: &mut Output) -> Option<Closed> {
+    loop {
+        let batch = match rx.recv_timeout(LATENCY) {
+            Ok(batch) => batch,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(c) = out.flush() {
+                    return Some(c);
+                }
+                match rx.recv() {
+                    Ok(batch) => batch,
+                    Err(_) => return None,
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return None,
+        };
+        out.buf().extend_from_slice(&batch);
+        if let Err(c) = out.end_record() {
+            return Some(c);
+        }
     }
 }
 
@@ -246,25 +284,21 @@ fn parallel(
     }
     let stop = AtomicBool::new(false);
     let issued = AtomicU64::new(0);
+    let size = out.chunk().min(BATCH);
     // At most this many batches wait for the writer: 2 MiB.
     let (tx, rx) = sync_channel::<Vec<u8>>(32);
     let rx = Mutex::new(rx);
     let sink = Mutex::new((out, None::<Closed>));
     let writer = AtomicBool::new(false);
-    // Writes every batch that arrives until all workers are done.
     let drain = || {
         let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
         let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
         let (out, closed) = &mut *sink;
-        for batch in rx.iter() {
-            if closed.is_some() {
-                continue; // drain, so that no worker waits on a full queue
-            }
-            out.buf().extend_from_slice(&batch);
-            if let Err(c) = out.end_record() {
-                *closed = Some(c);
-                stop.store(true, Ordering::Relaxed);
-            }
+        if let Some(c) = write_batches(&rx, out) {
+            *closed = Some(c);
+            stop.store(true, Ordering::Relaxed);
+            // Drain, so that no worker waits on a full queue.
+            for _ in rx.iter() {}
         }
     };
     std::thread::scope(|s| {
@@ -277,7 +311,9 @@ fn parallel(
         let walk = b.build_parallel();
         let (stop, issued) = (&stop, &issued);
         walk.visit(move || Batcher {
-            buf: Vec::with_capacity(BATCH + 4096),
+            buf: Vec::with_capacity(size + 4096),
+            size,
+            age: Age::default(),
             end,
             tx: tx.clone(),
             stop,
@@ -293,4 +329,39 @@ fn parallel(
         }
     });
     sink.into_inner().unwrap_or_else(|e| e.into_inner()).1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn the_writer_writes_what_it_has_when_no_batch_waits() {
+        let (mut r, w) = std::io::pipe().unwrap();
+        let mut out = Output::new(
+            std::fs::File::from(std::os::fd::OwnedFd::from(w)),
+            128 << 10,
+        );
+        let (tx, rx) = sync_channel::<Vec<u8>>(4);
+        std::thread::scope(|s| {
+            let writer = s.spawn(move || write_batches(&rx, &mut out).is_none());
+            tx.send(b"one/path\n".to_vec()).unwrap();
+            // The sender is still there (the walk goes on), yet the batch arrives.
+            rustix::fs::fcntl_setfl(&r, rustix::fs::OFlags::NONBLOCK).unwrap();
+            let start = Instant::now();
+            let mut got = Vec::new();
+            while got.len() < 9 && start.elapsed() < Duration::from_secs(5) {
+                let mut buf = [0u8; 64];
+                match r.read(&mut buf) {
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+            drop(tx);
+            assert_eq!(got, b"one/path\n");
+            assert!(writer.join().unwrap(), "ends when the senders are gone");
+        });
+    }
 }

@@ -1,16 +1,58 @@
-//! Output in large chunks through one handle: one `write` per chunk, not per line.
+//! Output in large chunks through one handle: one `write` per chunk, not per line, and
+//! nothing held back for long.
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+/// The longest a record waits in a buffer while more are coming slowly (a cold disk, a
+/// small tree): `ftw find | head -1` gets its line promptly, and a person watching sees
+/// progress.
+pub const LATENCY: Duration = Duration::from_millis(20);
+
+/// Records between two looks at the clock.
+const CHECK_EVERY: u32 = 16;
+
+/// Tells when buffered records have waited long enough: started by the first record
+/// after an empty buffer, looked at every few records.
+#[derive(Default)]
+pub struct Age {
+    since: Option<Instant>,
+    records: u32,
+}
+
+impl Age {
+    /// Counts one record added to a buffer; says whether the buffer is due to go out.
+    #[inline]
+    pub fn record(&mut self) -> bool {
+        let Some(since) = self.since else {
+            self.since = Some(Instant::now());
+            return false;
+        };
+        self.records += 1;
+        if self.records < CHECK_EVERY {
+            return false;
+        }
+        self.records = 0;
+        since.elapsed() >= LATENCY
+    }
+
+    /// The buffer went out.
+    pub fn reset(&mut self) {
+        self.since = None;
+        self.records = 0;
+    }
+}
 
 /// A chunked writer on standard output. Paths are appended as bytes; a `write` is made
-/// when the chunk is full (128 KiB, or 4 KiB on a terminal so that a person sees
-/// progress) and at the end.
+/// when the chunk is full (128 KiB, or 4 KiB on a terminal), when records have waited
+/// [`LATENCY`], and at the end.
 pub struct Output {
     out: File,
     buf: Vec<u8>,
     chunk: usize,
+    age: Age,
 }
 
 /// What ended the output early.
@@ -30,12 +72,25 @@ impl Output {
         } else {
             128 << 10
         };
-        let out = File::from(stdout.as_fd().try_clone_to_owned()?);
-        Ok(Output {
+        Ok(Output::new(
+            File::from(stdout.as_fd().try_clone_to_owned()?),
+            chunk,
+        ))
+    }
+
+    /// Output to `out` in chunks of `chunk` bytes.
+    pub fn new(out: File, chunk: usize) -> Output {
+        Output {
             out,
             buf: Vec::with_capacity(chunk + 8192),
             chunk,
-        })
+            age: Age::default(),
+        }
+    }
+
+    /// The size of a full chunk.
+    pub fn chunk(&self) -> usize {
+        self.chunk
     }
 
     /// The buffer to append one record to; call [`Output::end_record`] after.
@@ -43,10 +98,10 @@ impl Output {
         &mut self.buf
     }
 
-    /// Writes the chunk out if it is full.
+    /// Writes the chunk out if it is full or has waited long enough.
     #[inline]
     pub fn end_record(&mut self) -> Result<(), Closed> {
-        if self.buf.len() >= self.chunk {
+        if self.age.record() || self.buf.len() >= self.chunk {
             self.flush()
         } else {
             Ok(())
@@ -55,6 +110,10 @@ impl Output {
 
     /// Writes out whatever is buffered.
     pub fn flush(&mut self) -> Result<(), Closed> {
+        self.age.reset();
+        if self.buf.is_empty() {
+            return Ok(());
+        }
         let res = self.out.write_all(&self.buf);
         self.buf.clear();
         res.map_err(|e| {
@@ -64,5 +123,36 @@ impl Output {
                 Closed::Failed(e)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    /// Whether `r` has bytes to read now (it is non-blocking).
+    fn readable(r: &mut std::io::PipeReader) -> usize {
+        let mut buf = [0u8; 4096];
+        r.read(&mut buf).unwrap_or(0)
+    }
+
+    #[test]
+    fn records_that_trickle_in_go_out_after_the_latency() {
+        let (mut r, w) = std::io::pipe().unwrap();
+        rustix::fs::fcntl_setfl(&r, rustix::fs::OFlags::NONBLOCK).unwrap();
+        let mut out = Output::new(File::from(std::os::fd::OwnedFd::from(w)), 128 << 10);
+        for _ in 0..3 {
+            out.buf().extend_from_slice(b"a/b\n");
+            assert!(out.end_record().is_ok());
+        }
+        assert_eq!(readable(&mut r), 0, "a few fresh records wait for more");
+        std::thread::sleep(LATENCY * 2);
+        // The clock is looked at every few records: the next ones find the first late.
+        for _ in 0..CHECK_EVERY {
+            out.buf().extend_from_slice(b"a/c\n");
+            assert!(out.end_record().is_ok());
+        }
+        assert!(readable(&mut r) > 0, "records that waited went out");
     }
 }
