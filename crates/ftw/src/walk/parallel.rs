@@ -110,6 +110,10 @@ struct DirJob {
     via_link: bool,
     ancestors: Option<Arc<Ancestor>>,
     root_dev: u64,
+    /// When the directory is opened from an older ancestor than its parent: the
+    /// parent's (device, inode), checked on the way down, so that a directory moved
+    /// or replaced meanwhile is reported, not listed in another's place.
+    parent_id: Option<(u64, u64)>,
 }
 
 /// A worker's own things: its read buffer, its listing, its visitor.
@@ -167,6 +171,7 @@ impl ParallelWalk {
             via_link: false,
             ancestors: None,
             root_dev: 0,
+            parent_id: None,
         });
         pool::run(
             roots,
@@ -239,13 +244,21 @@ fn open(job: &DirJob, follow_links: bool) -> io::Result<Dir> {
         return Dir::open(&bytes_to_path(job.path.clone()));
     };
     let rest = &job.path[*base_len..];
-    let mut comps = rest
+    let comps: Vec<&[u8]> = rest
         .split(|&b| b == b'/')
         .filter(|c| !c.is_empty())
-        .peekable();
+        .collect();
     let mut cur: Option<Dir> = None;
     let mut name = Vec::with_capacity(256);
-    while let Some(c) = comps.next() {
+    for (i, c) in comps.iter().enumerate() {
+        if i + 1 == comps.len() {
+            if let (Some(parent), Some(id)) = (&cur, job.parent_id) {
+                let m = parent.stat(StatMask::TYPE)?;
+                if (m.dev, m.ino) != id {
+                    return Err(io::Error::other("directory replaced during the walk"));
+                }
+            }
+        }
         name.clear();
         name.extend_from_slice(c);
         name.push(0);
@@ -254,7 +267,7 @@ fn open(job: &DirJob, follow_links: bool) -> io::Result<Dir> {
         let from = cur.as_ref().unwrap_or(&base.dir);
         // Intermediate components were entered through links only if the walk follows
         // links; the last one is this job's own directory.
-        let last = comps.peek().is_none();
+        let last = i + 1 == comps.len();
         let d = if (last && job.via_link) || (!last && follow_links) {
             from.open_at_follow(cname)?
         } else {
@@ -361,16 +374,29 @@ fn run_job<V: ParallelVisitor>(
     let has_dirs = state.list.last_dir().is_some() && job.depth + 1 < opts.max_depth;
     let mut handle: Option<Arc<Handle>> = None;
     let mut dir = Some(dir);
-    let child_base = |handle: &mut Option<Arc<Handle>>, dir: &mut Option<Dir>, job: &DirJob| {
+    // Where the subdirectories' jobs open from: this directory's handle if it can be
+    // kept; else the job's own base, with this directory's identity to check on the way.
+    let mut own_id = id;
+    let child_base = |handle: &mut Option<Arc<Handle>>,
+                      dir: &mut Option<Dir>,
+                      own_id: &mut Option<(u64, u64)>,
+                      job: &DirJob| {
         if handle.is_none() {
             if let Some(d) = dir.take() {
                 // A root's handle is always kept: every job below has a base.
-                *handle = Handle::share(d, &ctx.open, ctx.keep_limit, job.depth == 0).ok();
+                match Handle::share(d, &ctx.open, ctx.keep_limit, job.depth == 0) {
+                    Ok(h) => *handle = Some(h),
+                    Err(d) => {
+                        if own_id.is_none() {
+                            *own_id = d.stat(StatMask::TYPE).ok().map(|m| (m.dev, m.ino));
+                        }
+                    }
+                }
             }
         }
         match handle {
-            Some(h) => Some((h.clone(), job.path.len())),
-            None => job.base.clone(),
+            Some(h) => (Some((h.clone(), job.path.len())), None),
+            None => (job.base.clone(), *own_id),
         }
     };
     let depth = job.depth + 1;
@@ -435,7 +461,7 @@ fn run_job<V: ParallelVisitor>(
                 path.push(b'/');
             }
             path.extend_from_slice(state.list.name(&item));
-            let base = child_base(&mut handle, &mut dir, &job);
+            let (base, parent_id) = child_base(&mut handle, &mut dir, &mut own_id, &job);
             scope.push(DirJob {
                 base,
                 path,
@@ -443,6 +469,7 @@ fn run_job<V: ParallelVisitor>(
                 via_link: followed_link,
                 ancestors: ancestors.clone(),
                 root_dev: job.root_dev,
+                parent_id,
             });
         }
     }

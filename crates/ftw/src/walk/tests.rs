@@ -380,3 +380,49 @@ fn threads_asked_beyond_the_handle_budget_are_capped() {
     let workers = walk.ahead.as_ref().expect("reads ahead").workers();
     assert_eq!(workers, 2);
 }
+
+#[test]
+fn a_directory_replaced_before_a_parallel_job_reopens_it_is_reported() {
+    // With a budget this small only the root's handle is kept, so the job of `a/b`
+    // opens `a` again from the root: by then `a` is an impostor of the same shape.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+    let swapped = std::sync::atomic::AtomicBool::new(false);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let errors = std::sync::Mutex::new(Vec::new());
+    WalkBuilder::new(root)
+        .threads(1)
+        .fd_budget(4)
+        .build_parallel()
+        .visit(|| {
+            |item: Result<&Entry<'_>, Error>| {
+                match item {
+                    Ok(e) => {
+                        let path = e.path();
+                        if path == root.join("a/b")
+                            && !swapped.swap(true, std::sync::atomic::Ordering::Relaxed)
+                        {
+                            std::fs::rename(root.join("a"), root.join("moved")).unwrap();
+                            std::fs::create_dir_all(root.join("a/b/impostor")).unwrap();
+                        }
+                        seen.lock().unwrap().push(path);
+                    }
+                    Err(e) => errors.lock().unwrap().push(e.to_string()),
+                }
+                Control::Continue
+            }
+        });
+    assert!(swapped.into_inner());
+    let seen = seen.into_inner().unwrap();
+    let errors = errors.into_inner().unwrap();
+    assert!(
+        !seen.iter().any(|p| p.ends_with("impostor")),
+        "listed the impostor: {seen:?}"
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("a/b") && errors[0].contains("directory replaced during the walk"),
+        "{errors:?}"
+    );
+}
