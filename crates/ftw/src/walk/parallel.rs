@@ -1,4 +1,4 @@
-//! The parallel walk: one job per directory on the work-stealing [`pool`](super::pool),
+//! The parallel walk: one job per directory on the work-stealing pool ([`super::pool`]),
 //! each job opening its directory relative to a shared handle of its parent, reading it
 //! with the worker's own buffer, reporting its entries to the worker's visitor and
 //! pushing its subdirectories. Entries come in no fixed order.
