@@ -265,10 +265,7 @@ fn unreadable_directory_is_reported_and_the_rest_listed() {
     // Run as an unprivileged user when the tests run as root.
     let unprivileged = || {
         if is_root() {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(&bin);
-            c
+            as_nobody(&bin)
         } else {
             Command::new(&bin)
         }
@@ -522,12 +519,6 @@ fn one_file_system_does_not_open_mount_points() {
     }
     let _mounted = Mounted(mnt.clone());
     std::fs::write(mnt.join("inside"), b"").unwrap();
-    let as_nobody = |program: &Path| {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(program);
-        c
-    };
     let mut f = as_nobody(Path::new("find"));
     f.arg(&root).args(["-mindepth", "1", "-xdev", "-print0"]);
     let fr = run(&mut f);

@@ -358,3 +358,12 @@ pub fn run_within(cmd: &mut Command, limit: Duration) -> Run {
         code: status.code().unwrap_or(-1),
     }
 }
+
+/// `program` to run as the unprivileged user nobody (uid and gid 65534, no groups),
+/// through util-linux's setpriv: root can open anything, so permission tests need it.
+pub fn as_nobody(program: &Path) -> Command {
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(program);
+    c
+}

@@ -350,26 +350,18 @@ fn workers_are_added_when_reads_wait() {
 fn threads_asked_beyond_the_handle_budget_are_capped() {
     let tmp = two_hundred_dirs();
     // Each worker holds handles of its own: 32 of them would need far more than 12.
-    let stats = WalkBuilder::new(tmp.path())
-        .threads(32)
-        .fd_budget(12)
-        .build_parallel()
-        .visit(|| |_: Result<&Entry<'_>, Error>| Control::Continue);
-    assert!(
-        stats.threads <= max_threads(12),
-        "{} threads",
-        stats.threads
-    );
-    let stats = WalkBuilder::new(tmp.path())
-        .threads(0)
-        .fd_budget(12)
-        .build_parallel()
-        .visit(|| |_: Result<&Entry<'_>, Error>| Control::Continue);
-    assert!(
-        stats.threads <= max_io_threads(12),
-        "{} threads",
-        stats.threads
-    );
+    for (asked, cap) in [(32, max_threads(12)), (0, max_io_threads(12))] {
+        let stats = WalkBuilder::new(tmp.path())
+            .threads(asked)
+            .fd_budget(12)
+            .build_parallel()
+            .visit(|| |_: Result<&Entry<'_>, Error>| Control::Continue);
+        assert!(
+            stats.threads <= cap,
+            "{} threads for {asked}",
+            stats.threads
+        );
+    }
     // The sorted walk's read-ahead: half the budget is the walker's, and of the rest one
     // handle is the root's and each worker needs two (its own and one to share).
     let walk = WalkBuilder::new(tmp.path())
