@@ -548,3 +548,70 @@ fn one_file_system_does_not_open_mount_points() {
         assert_same(&format!("--one-file-system {args:?}"), &ours, &theirs);
     }
 }
+
+#[test]
+fn a_directory_readable_but_not_searchable_lists_its_entries_with_any_options() {
+    // Mode 444: its names can be read, but nothing in it can be opened or stat'ed. find
+    // prints every name and reports the subdirectories it cannot enter; so must ftw,
+    // also when it asks for each directory's identity (-L, --one-file-system).
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new()
+        .prefix("ftw-444")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = tmp.path().join("tree");
+    std::fs::create_dir_all(root.join("r/s1")).unwrap();
+    std::fs::create_dir_all(root.join("r/s2")).unwrap();
+    std::fs::write(root.join("r/f"), b"").unwrap();
+    let bin = tmp.path().join("ftw");
+    std::fs::copy(ftw_bin(), &bin).unwrap();
+    for d in [tmp.path(), root.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(root.join("r"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let user = |program: &Path| {
+        if is_root() {
+            as_nobody(program)
+        } else {
+            Command::new(program)
+        }
+    };
+    for (ours_opts, their_opts) in [
+        (&["--one-file-system"][..], &["-xdev"][..]),
+        (&["-L"], &[]),
+        (&["-L", "--one-file-system"], &["-xdev"]),
+    ] {
+        let mut f = user(Path::new("find"));
+        if ours_opts.contains(&"-L") {
+            f.arg("-L");
+        }
+        f.arg(&root)
+            .args(["-mindepth", "1", "-print0"])
+            .args(their_opts);
+        let fr = run(&mut f);
+        if fr.code == 127 || fr.stderr.contains("setpriv:") {
+            eprintln!("skipped: cannot run as an unprivileged user: {}", fr.stderr);
+            break;
+        }
+        let mut theirs = records(&fr.stdout);
+        theirs.sort();
+        assert_eq!(theirs.len(), 4, "r, r/f, r/s1, r/s2: {}", fr.stderr);
+        for j in ["1", "2", "0"] {
+            for sort in [false, true] {
+                let mut c = user(&bin);
+                c.args(["find", "-0", "-j", j]).args(ours_opts);
+                if sort {
+                    c.arg("--sort");
+                }
+                let r = run(&mut c.arg(&root));
+                let what = format!("{ours_opts:?} -j {j} sort {sort}");
+                let mut ours = records(&r.stdout);
+                ours.sort();
+                assert_same(&what, &ours, &theirs);
+                assert_eq!(r.code, fr.code, "{what}: {}", r.stderr);
+                assert_eq!(error_count(&r.stderr), error_count(&fr.stderr), "{what}");
+            }
+        }
+    }
+    std::fs::set_permissions(root.join("r"), std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -230,6 +230,13 @@ fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool, dir_ids: 
                 followed_link: false,
                 target: m.file_type().is_dir().then_some((m.dev, m.ino)),
             },
+            // The directory said it is one (a directory that can be read but not
+            // searched): it is listed, and opening it will tell what fails.
+            Err(_) if item.file_type == FileType::Dir => Resolved::Entry {
+                file_type,
+                followed_link: false,
+                target: None,
+            },
             Err(e) => Resolved::Error(e),
         };
     }
