@@ -603,7 +603,7 @@ fn a_directory_readable_but_not_searchable_lists_its_entries_with_any_options() 
                 if sort {
                     c.arg("--sort");
                 }
-                let r = run(&mut c.arg(&root));
+                let r = run(c.arg(&root));
                 let what = format!("{ours_opts:?} -j {j} sort {sort}");
                 let mut ours = records(&r.stdout);
                 ours.sort();
