@@ -28,8 +28,8 @@ fn main() -> ExitCode {
     let budget = ftw::walk::default_fd_budget();
     let command = Cli::command().mut_subcommand("find", |c| {
         c.after_help(format!(
-            "{}\n\nOpen directory handles stay under a budget: half the soft open-file limit\n\
-             (ulimit -n) less 16, between 4 and 1024; here {budget}. Deeper or wider trees are\n\
+            "{}\n\nOpen directory handles stay under a budget: the soft open-file limit\n\
+             (ulimit -n) less 16, halved, between 4 and 1024; here {budget}. Deeper or wider trees are\n\
              no problem: a directory whose handle was closed is reopened from its nearest\n\
              open ancestor. Threads grow to at most {} here; -j is capped at {}.",
             find::EXAMPLES,

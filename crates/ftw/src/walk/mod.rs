@@ -116,8 +116,8 @@ pub(crate) struct Options {
     pub(crate) read_delay: std::time::Duration,
 }
 
-/// The number of directory handles a walk keeps open at most by default: half the
-/// soft `RLIMIT_NOFILE` less a reserve of 16 for the program, between 4 and 1024.
+/// The number of directory handles a walk keeps open at most by default: the soft
+/// `RLIMIT_NOFILE` less a reserve of 16 for the program, halved, between 4 and 1024.
 ///
 /// ```
 /// assert!((4..=1024).contains(&ftw::walk::default_fd_budget()));
