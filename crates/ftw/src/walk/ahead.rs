@@ -25,6 +25,7 @@
 use super::Options;
 use super::listing::Listing;
 use super::parallel::Handle;
+use super::pool::DiskWatch;
 use crate::sys::{Dir, DirBuf, FileType, StatMask};
 use std::cmp::Ordering;
 use std::ffi::CStr;
@@ -281,13 +282,10 @@ pub(crate) struct ReadAhead {
     growth: Option<Growth>,
 }
 
-/// What [`ReadAhead::grow`] compares: the most workers, and when it last looked, the
-/// process's CPU time and the time spent in reads then.
+/// What [`ReadAhead::grow`] looks at: the most workers, and whether reads wait.
 struct Growth {
     max: usize,
-    last: Instant,
-    cpu: Duration,
-    io_ns: u64,
+    watch: DiskWatch,
 }
 
 /// The key of the `index`th entry of the directory whose key is `parent`.
@@ -341,9 +339,7 @@ impl ReadAhead {
             trash: Vec::new(),
             growth: (max_threads > threads).then(|| Growth {
                 max: max_threads,
-                last: Instant::now(),
-                cpu: crate::sys::process_cpu_time(),
-                io_ns: 0,
+                watch: DiskWatch::new(0),
             }),
         };
         ahead.spawn(threads);
@@ -358,24 +354,18 @@ impl ReadAhead {
         }
     }
 
-    /// Adds workers (doubling, up to the most allowed) when reads wait on the disk, as
-    /// the pool does (see [`pool`](super::pool)): more time spent in reads than CPU time
-    /// by half a thread's worth of the last 10 ms, and directories waiting to be read.
+    /// Adds workers (doubling, up to the most allowed) when reads waited on the disk in
+    /// the last 10 ms or more (the pool's rule: [`DiskWatch`]) and directories wait to
+    /// be read.
     fn grow(&mut self) {
         let Some(g) = &mut self.growth else {
             return;
         };
-        let now = Instant::now();
-        let wall = now.duration_since(g.last);
-        if wall < Duration::from_millis(10) {
-            return;
-        }
-        let cpu = crate::sys::process_cpu_time();
-        let io_ns = self.shared.io_ns.load(AtomicOrdering::Relaxed);
-        let waits = io_ns.saturating_sub(g.io_ns) as f64
-            > 1.5 * cpu.saturating_sub(g.cpu).as_nanos() as f64 + 0.5 * wall.as_nanos() as f64;
-        (g.last, g.cpu, g.io_ns) = (now, cpu, io_ns);
-        if !waits {
+        if g.watch.elapsed() < Duration::from_millis(10)
+            || !g
+                .watch
+                .waits(self.shared.io_ns.load(AtomicOrdering::Relaxed))
+        {
             return;
         }
         let queued = {
@@ -613,8 +603,7 @@ fn prepare(
     let dir_len = path.len() + usize::from(!path.ends_with(b"/"));
     for (i, item) in list.items.iter().enumerate() {
         // A mount point the walk does not enter is not read either.
-        let other_fs = opts.same_file_system && list.id(item).is_some_and(|(d, _)| d != root.dev);
-        if !is_child(item) || other_fs {
+        if !is_child(item) || opts.off_fs(list.id(item), root.dev) {
             continue;
         }
         let name = list.c_name(item).to_bytes_with_nul();
@@ -921,7 +910,7 @@ fn read(
         None
     };
     list.clear();
-    if opts.same_file_system && id.is_some_and(|(dev, _)| dev != group.root.dev) {
+    if opts.off_fs(id, group.root.dev) {
         // Not entered: the walker only checks the identity.
         return Ok((
             Ready {
@@ -932,9 +921,7 @@ fn read(
             None,
         ));
     }
-    if !opts.read_delay.is_zero() {
-        std::thread::sleep(opts.read_delay);
-    }
+    opts.test_pause();
     let read_error = list.read(&dir, buf, opts.forget_types).err();
     list.sort();
     list.resolve_all(&dir, opts.follow_links, opts.same_file_system);

@@ -107,8 +107,7 @@ impl Listing {
             let e = self.errors[item.aux as usize].take();
             return Err(e.unwrap_or_else(|| io::Error::other("error already reported")));
         }
-        let target = (item.aux != NONE).then(|| self.targets[item.aux as usize]);
-        Ok((item.file_type, item.followed_link, target))
+        Ok((item.file_type, item.followed_link, self.id(item)))
     }
 
     /// Reads every entry of `dir` into this (empty) listing. With `forget_types`, every

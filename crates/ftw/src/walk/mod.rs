@@ -129,6 +129,21 @@ pub fn default_fd_budget() -> usize {
     }
 }
 
+impl Options {
+    /// Whether a directory of identity `id` is on another file system than the root's
+    /// (device `root_dev`) and the walk must not enter it.
+    pub(crate) fn off_fs(&self, id: Option<(u64, u64)>, root_dev: u64) -> bool {
+        self.same_file_system && id.is_some_and(|(dev, _)| dev != root_dev)
+    }
+
+    /// Pauses before reading a directory, as a slow disk would (tests set the pause).
+    pub(crate) fn test_pause(&self) {
+        if !self.read_delay.is_zero() {
+            std::thread::sleep(self.read_delay);
+        }
+    }
+}
+
 impl WalkBuilder {
     /// A walk of `root` (and everything below it), with defaults: all depths, links not
     /// followed, file systems crossed, unsorted.
@@ -388,16 +403,11 @@ fn push_joined(out: &mut Vec<u8>, parent: &[u8], name: &[u8]) {
     out.extend_from_slice(name);
 }
 
-/// `parent` joined with `name` (see [`push_joined`]), as bytes.
-pub(crate) fn join_bytes(parent: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(parent.len() + name.len() + 1);
-    push_joined(&mut v, parent, name);
-    v
-}
-
 /// `parent` joined with `name` (see [`push_joined`]).
 pub(crate) fn join(parent: &[u8], name: &[u8]) -> PathBuf {
-    bytes_to_path(join_bytes(parent, name))
+    let mut v = Vec::with_capacity(parent.len() + name.len() + 1);
+    push_joined(&mut v, parent, name);
+    bytes_to_path(v)
 }
 
 /// Path bytes as a `PathBuf`, exactly (lossily off Unix).

@@ -340,7 +340,7 @@ fn run_job<V: ParallelVisitor>(
         if opts.max_depth == 0 {
             return;
         }
-    } else if opts.same_file_system && id.is_some_and(|(dev, _)| dev != job.root_dev) {
+    } else if opts.off_fs(id, job.root_dev) {
         return;
     }
     let ancestors = match (opts.follow_links, id) {
@@ -353,9 +353,7 @@ fn run_job<V: ParallelVisitor>(
     };
     state.list.clear();
     let read = scope.io(|| {
-        if !opts.read_delay.is_zero() {
-            std::thread::sleep(opts.read_delay);
-        }
+        opts.test_pause();
         let r = state.list.read(&dir, &mut state.buf, opts.forget_types);
         state
             .list
@@ -453,8 +451,7 @@ fn run_job<V: ParallelVisitor>(
             Control::Continue => {}
         }
         // A mount point is printed, not opened: its device is known from its entry.
-        let other_fs = opts.same_file_system && target.is_some_and(|(dev, _)| dev != job.root_dev);
-        if file_type == FileType::Dir && has_dirs && !other_fs {
+        if file_type == FileType::Dir && has_dirs && !opts.off_fs(target, job.root_dev) {
             let mut path = Vec::with_capacity(job.path.len() + entry.name.len() + 1);
             path.extend_from_slice(&job.path);
             if !path.ends_with(b"/") {

@@ -170,6 +170,43 @@ impl<J> Scope<'_, J> {
     }
 }
 
+/// Tells, from one look to the next, whether the threads of this process wait on the
+/// disk: more time spent inside file system calls (counted by the caller, in all
+/// threads) than CPU time used, by half a thread's worth of the interval. Both the pool
+/// and the sorted walk's read-ahead grow their workers by it.
+pub(crate) struct DiskWatch {
+    at: Instant,
+    cpu: Duration,
+    io_ns: u64,
+}
+
+impl DiskWatch {
+    /// Starts watching, with `io_ns` the time counted in file system calls so far.
+    pub(crate) fn new(io_ns: u64) -> DiskWatch {
+        DiskWatch {
+            at: Instant::now(),
+            cpu: crate::sys::process_cpu_time(),
+            io_ns,
+        }
+    }
+
+    /// Time since the last look.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.at.elapsed()
+    }
+
+    /// Whether the threads waited on the disk since the last look (`io_ns`: the time
+    /// counted in file system calls so far); starts the next interval.
+    pub(crate) fn waits(&mut self, io_ns: u64) -> bool {
+        let now = DiskWatch::new(io_ns);
+        let wall = now.at.duration_since(self.at).as_nanos() as f64;
+        let cpu = now.cpu.saturating_sub(self.cpu).as_nanos() as f64;
+        let io = io_ns.saturating_sub(self.io_ns) as f64;
+        *self = now;
+        wall > 0.0 && io > 1.5 * cpu + 0.5 * wall
+    }
+}
+
 /// Runs `roots` and every job they push on a pool of workers, until no job is left or
 /// a job calls [`Scope::stop`]. Each worker makes its own state with `make_state`
 /// (dropped when the worker ends: a place to flush buffers) and calls
@@ -250,7 +287,7 @@ where
         let first = start.min(shared.pending.load(Ordering::Acquire)).max(1);
         spawn(first);
         threads = first;
-        let mut last = (Instant::now(), crate::sys::process_cpu_time(), 0u64);
+        let mut watch = DiskWatch::new(0);
         loop {
             {
                 let g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -273,23 +310,12 @@ where
                 spawn(more);
                 threads += more;
             } else if threads < max && !shared.done() {
-                let now = (
-                    Instant::now(),
-                    crate::sys::process_cpu_time(),
-                    shared.io_ns.load(Ordering::Relaxed),
-                );
-                let wall = now.0.duration_since(last.0).as_nanos() as f64;
-                let cpu = now.1.saturating_sub(last.1).as_nanos() as f64;
-                let io = now.2.saturating_sub(last.2) as f64;
-                let queued = shared.pending.load(Ordering::Relaxed) > threads;
-                // Waiting on the disk: more time inside file system calls than CPU time
-                // by half a thread's worth of the interval, and work waiting.
-                if wall > 0.0 && queued && io > 1.5 * cpu + 0.5 * wall {
+                let waits = watch.waits(shared.io_ns.load(Ordering::Relaxed));
+                if waits && shared.pending.load(Ordering::Relaxed) > threads {
                     let more = threads.min(max - threads);
                     spawn(more);
                     threads += more;
                 }
-                last = now;
             }
         }
     });

@@ -276,8 +276,7 @@ impl Walk {
                 }
             }
             // A mount point is printed, not opened: its device is known from its entry.
-            let other_fs =
-                self.opts.same_file_system && target.is_some_and(|(dev, _)| dev != self.root_dev);
+            let other_fs = self.opts.off_fs(target, self.root_dev);
             if file_type == FileType::Dir && depth < self.opts.max_depth && !other_fs {
                 self.pending = Pending::Child {
                     via_link: followed_link,
@@ -416,7 +415,7 @@ impl Walk {
         if top.last_dir.is_none_or(|last| top.cursor > last) && top.dir.take().is_some() {
             self.open -= 1;
         }
-        if self.opts.same_file_system && id.is_some_and(|(dev, _)| dev != self.root_dev) {
+        if self.opts.off_fs(id, self.root_dev) {
             return Ok(());
         }
         if name_start > self.path.len() {
@@ -453,9 +452,7 @@ impl Walk {
             .buf
             .get_or_insert_with(|| DirBuf::with_capacity(self.opts.buf_size));
         let start = std::time::Instant::now();
-        if !self.opts.read_delay.is_zero() {
-            std::thread::sleep(self.opts.read_delay);
-        }
+        self.opts.test_pause();
         let res = list.read(dir, buf, self.opts.forget_types);
         if let Some(ahead) = &self.ahead {
             ahead.add_io(start.elapsed());
