@@ -240,38 +240,18 @@ fn a_file_root_lists_nothing_below_it_and_itself_at_min_depth_0() {
 /// unreadable even when the tests run as root (where chmod denies nothing).
 #[test]
 fn unreadable_directory_is_reported_and_the_rest_listed() {
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new()
-        .prefix("ftw-perm")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let root = tmp.path().join("tree");
+    let place = Unprivileged::new("ftw-perm");
+    let (root, bin) = (&place.root, &place.bin);
     std::fs::create_dir_all(root.join("locked/inner")).unwrap();
     std::fs::create_dir_all(root.join("open/deeper")).unwrap();
     std::fs::write(root.join("open/deeper/file"), b"").unwrap();
     std::fs::write(root.join("zfile"), b"").unwrap();
-    // A copy of the binary where an unprivileged user can run it.
-    let bin = tmp.path().join("ftw");
-    std::fs::copy(ftw_bin(), &bin).unwrap();
-    for d in [
-        tmp.path(),
-        root.as_path(),
-        &root.join("open"),
-        &root.join("open/deeper"),
-    ] {
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
-    // Run as an unprivileged user when the tests run as root.
-    let unprivileged = || {
-        if is_root() {
-            as_nobody(&bin)
-        } else {
-            Command::new(&bin)
-        }
-    };
+    set_mode(&root.join("open"), 0o755);
+    set_mode(&root.join("open/deeper"), 0o755);
+    set_mode(&root.join("locked"), 0o000);
+    let unprivileged = || as_user(bin);
     let mut cmd = unprivileged();
-    cmd.arg("find").arg(&root);
+    cmd.arg("find").arg(root);
     let r = run(&mut cmd);
     // The unreadable directory as a root, printed at --min-depth 0 and then reported.
     let locked = root.join("locked");
@@ -281,8 +261,8 @@ fn unreadable_directory_is_reported_and_the_rest_listed() {
         c.args(["find", "--min-depth", "0", "-j", j]).arg(&locked);
         as_root.push((j, run(&mut c)));
     }
-    std::fs::set_permissions(root.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    if r.code == 127 || r.stderr.contains("setpriv:") {
+    set_mode(&locked, 0o755);
+    if Unprivileged::cannot_switch(&r) {
         eprintln!(
             "skipped: cannot run as an unprivileged user here: {}",
             r.stderr
@@ -493,20 +473,13 @@ fn one_file_system_does_not_open_mount_points() {
         eprintln!("skipped: mounting needs root");
         return;
     }
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new()
-        .prefix("ftw-xdev")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let root = tmp.path().join("tree");
+    let place = Unprivileged::new("ftw-xdev");
+    let (root, bin) = (&place.root, &place.bin);
     std::fs::create_dir_all(root.join("mnt")).unwrap();
     std::fs::create_dir_all(root.join("a/b")).unwrap();
     std::fs::write(root.join("a/b/f"), b"").unwrap();
-    for d in [tmp.path(), &root, &root.join("a"), &root.join("a/b")] {
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let bin = tmp.path().join("ftw");
-    std::fs::copy(ftw_bin(), &bin).unwrap();
+    set_mode(&root.join("a"), 0o755);
+    set_mode(&root.join("a/b"), 0o755);
     let mnt = root.join("mnt");
     let ok = Command::new("mount")
         .args(["-t", "tmpfs", "-o", "mode=700", "tmpfs"])
@@ -520,9 +493,9 @@ fn one_file_system_does_not_open_mount_points() {
     let _mounted = Mounted(mnt.clone());
     std::fs::write(mnt.join("inside"), b"").unwrap();
     let mut f = as_nobody(Path::new("find"));
-    f.arg(&root).args(["-mindepth", "1", "-xdev", "-print0"]);
+    f.arg(root).args(["-mindepth", "1", "-xdev", "-print0"]);
     let fr = run(&mut f);
-    if fr.code == 127 || fr.stderr.contains("setpriv:") {
+    if Unprivileged::cannot_switch(&fr) {
         eprintln!("skipped: cannot run as an unprivileged user: {}", fr.stderr);
         return;
     }
@@ -537,10 +510,10 @@ fn one_file_system_does_not_open_mount_points() {
         &[],
         &["--sort"],
     ] {
-        let mut c = as_nobody(&bin);
+        let mut c = as_nobody(bin);
         c.args(["find", "-0", "--one-file-system"])
             .args(args)
-            .arg(&root);
+            .arg(root);
         let r = run(&mut c);
         assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
         let mut ours = records(&r.stdout);
@@ -554,42 +527,26 @@ fn a_directory_readable_but_not_searchable_lists_its_entries_with_any_options() 
     // Mode 444: its names can be read, but nothing in it can be opened or stat'ed. find
     // prints every name and reports the subdirectories it cannot enter; so must ftw,
     // also when it asks for each directory's identity (-L, --one-file-system).
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new()
-        .prefix("ftw-444")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let root = tmp.path().join("tree");
+    let place = Unprivileged::new("ftw-444");
+    let (root, bin) = (&place.root, &place.bin);
     std::fs::create_dir_all(root.join("r/s1")).unwrap();
     std::fs::create_dir_all(root.join("r/s2")).unwrap();
     std::fs::write(root.join("r/f"), b"").unwrap();
-    let bin = tmp.path().join("ftw");
-    std::fs::copy(ftw_bin(), &bin).unwrap();
-    for d in [tmp.path(), root.as_path()] {
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    std::fs::set_permissions(root.join("r"), std::fs::Permissions::from_mode(0o444)).unwrap();
-    let user = |program: &Path| {
-        if is_root() {
-            as_nobody(program)
-        } else {
-            Command::new(program)
-        }
-    };
+    set_mode(&root.join("r"), 0o444);
     for (ours_opts, their_opts) in [
         (&["--one-file-system"][..], &["-xdev"][..]),
         (&["-L"], &[]),
         (&["-L", "--one-file-system"], &["-xdev"]),
     ] {
-        let mut f = user(Path::new("find"));
+        let mut f = as_user(Path::new("find"));
         if ours_opts.contains(&"-L") {
             f.arg("-L");
         }
-        f.arg(&root)
+        f.arg(root)
             .args(["-mindepth", "1", "-print0"])
             .args(their_opts);
         let fr = run(&mut f);
-        if fr.code == 127 || fr.stderr.contains("setpriv:") {
+        if Unprivileged::cannot_switch(&fr) {
             eprintln!("skipped: cannot run as an unprivileged user: {}", fr.stderr);
             break;
         }
@@ -598,12 +555,12 @@ fn a_directory_readable_but_not_searchable_lists_its_entries_with_any_options() 
         assert_eq!(theirs.len(), 4, "r, r/f, r/s1, r/s2: {}", fr.stderr);
         for j in ["1", "2", "0"] {
             for sort in [false, true] {
-                let mut c = user(&bin);
+                let mut c = as_user(bin);
                 c.args(["find", "-0", "-j", j]).args(ours_opts);
                 if sort {
                     c.arg("--sort");
                 }
-                let r = run(c.arg(&root));
+                let r = run(c.arg(root));
                 let what = format!("{ours_opts:?} -j {j} sort {sort}");
                 let mut ours = records(&r.stdout);
                 ours.sort();
@@ -613,5 +570,5 @@ fn a_directory_readable_but_not_searchable_lists_its_entries_with_any_options() 
             }
         }
     }
-    std::fs::set_permissions(root.join("r"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    set_mode(&root.join("r"), 0o755);
 }

@@ -174,14 +174,18 @@ pub fn chain(root: &Path, levels: usize, name: &str, file_every: usize) -> usize
     made
 }
 
+/// Starts `cmd` with its standard output and error on pipes.
+pub fn spawn_piped(cmd: &mut Command) -> Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Runs `cmd`, calling `each` with every NUL-terminated record of its output as it
 /// streams (for listings too large to hold); returns the exit code and stderr.
 pub fn stream_records(cmd: &mut Command, mut each: impl FnMut(&[u8])) -> (i32, String) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(cmd);
     let mut out = child.stdout.take().unwrap();
     let mut cur = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -308,11 +312,7 @@ pub fn wait_or_kill(child: &mut Child, limit: Duration) -> std::process::ExitSta
 /// Runs `cmd`, reads the first 100 bytes of its output, then closes the pipe, as
 /// `| head -c 100` would; returns how it ended and its stderr.
 pub fn close_after_first_bytes(cmd: &mut Command) -> (ExitStatus, String) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(cmd);
     let mut first = [0u8; 100];
     child
         .stdout
@@ -336,11 +336,7 @@ pub fn close_after_first_bytes(cmd: &mut Command) -> (ExitStatus, String) {
 /// than `limit` (a deadlock, not a slow run): its output is read on other threads, so a
 /// hung child cannot block the test on a pipe.
 pub fn run_within(cmd: &mut Command, limit: Duration) -> Run {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(cmd);
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || {
@@ -366,4 +362,49 @@ pub fn as_nobody(program: &Path) -> Command {
     c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(program);
     c
+}
+
+/// `program` to run as the user of a permission test: nobody when the tests run as root
+/// (whom no permission stops), else as it is.
+pub fn as_user(program: &Path) -> Command {
+    if is_root() {
+        as_nobody(program)
+    } else {
+        Command::new(program)
+    }
+}
+
+/// Where a test runs ftw as another user: a temporary directory in /tmp that anyone may
+/// enter, holding a copy of the binary anyone may run, and the tree's root (`tree`).
+pub struct Unprivileged {
+    pub tmp: tempfile::TempDir,
+    pub bin: PathBuf,
+    pub root: PathBuf,
+}
+
+impl Unprivileged {
+    pub fn new(prefix: &str) -> Unprivileged {
+        let tmp = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = tmp.path().join("tree");
+        std::fs::create_dir(&root).unwrap();
+        let bin = tmp.path().join("ftw");
+        std::fs::copy(ftw_bin(), &bin).unwrap();
+        set_mode(tmp.path(), 0o755);
+        set_mode(&root, 0o755);
+        Unprivileged { tmp, bin, root }
+    }
+
+    /// Whether a run of `as_user` could not switch users (the test then skips).
+    pub fn cannot_switch(r: &Run) -> bool {
+        r.code == 127 || r.stderr.contains("setpriv:")
+    }
+}
+
+/// Sets the permission bits of `path`.
+pub fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
