@@ -214,21 +214,14 @@ impl ParallelVisitor for Batcher<'_> {
         }
         match item {
             Ok(entry) => {
-                if self.buf.len() >= self.size {
-                    (self.start_writer)();
-                    if !self.send() {
-                        return Control::Stop;
-                    }
-                }
                 if self.issued.fetch_add(1, Ordering::Relaxed) >= self.limit {
                     self.stop.store(true, Ordering::Relaxed);
                     return Control::Stop;
                 }
                 entry.write_path(&mut self.buf);
                 self.buf.push(self.end);
-                // Entries coming slowly (a cold disk) go out without waiting for a
-                // full batch.
-                if self.age.record() {
+                // A full batch goes out, and so do entries coming slowly (a cold disk).
+                if self.age.record() || self.buf.len() >= self.size {
                     (self.start_writer)();
                     if !self.send() {
                         return Control::Stop;
