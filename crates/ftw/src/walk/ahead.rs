@@ -921,10 +921,8 @@ fn read(
             None,
         ));
     }
-    opts.test_pause();
-    let read_error = list.read(&dir, buf, opts.forget_types).err();
-    list.sort();
-    list.resolve_all(&dir, opts.follow_links, opts.same_file_system);
+    // The walk sorts: it reads ahead only then.
+    let read_error = list.fill(&dir, buf, opts).err();
     let dir = list.last_dir().is_some().then_some(dir);
     Ok((
         Ready {

@@ -2,6 +2,7 @@
 //! listing (one arena of names, one array of records), sort it if asked, and find out
 //! the type of each entry with the cheapest call that answers.
 
+use super::Options;
 use super::ahead::SlotId;
 use crate::sys::{Dir, DirBuf, FileType, StatMask};
 use std::ffi::CStr;
@@ -89,6 +90,19 @@ impl Listing {
                 }
             }
         }
+    }
+
+    /// Reads `dir` whole into this (empty) listing as the serial walk and its read-ahead
+    /// do: sorted if the walk sorts, every type resolved. On an error part way, what was
+    /// read is kept and the error returned.
+    pub(crate) fn fill(&mut self, dir: &Dir, buf: &mut DirBuf, opts: &Options) -> io::Result<()> {
+        opts.test_pause();
+        let res = self.read(dir, buf, opts.forget_types);
+        if opts.sort {
+            self.sort();
+        }
+        self.resolve_all(dir, opts.follow_links, opts.same_file_system);
+        res
     }
 
     /// Whether finding `item`'s type failed.

@@ -452,15 +452,10 @@ impl Walk {
             .buf
             .get_or_insert_with(|| DirBuf::with_capacity(self.opts.buf_size));
         let start = std::time::Instant::now();
-        self.opts.test_pause();
-        let res = list.read(dir, buf, self.opts.forget_types);
+        let res = list.fill(dir, buf, &self.opts);
         if let Some(ahead) = &self.ahead {
             ahead.add_io(start.elapsed());
         }
-        if self.opts.sort {
-            list.sort();
-        }
-        list.resolve_all(dir, self.opts.follow_links, self.opts.same_file_system);
         (list, res)
     }
 
