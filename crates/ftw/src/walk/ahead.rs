@@ -24,7 +24,7 @@
 
 use super::Options;
 use super::listing::Listing;
-use super::parallel::Handle;
+use super::node::Handle;
 use super::pool::DiskWatch;
 use crate::sys::{Dir, DirBuf, FileType, StatMask};
 use std::cmp::Ordering;
@@ -295,14 +295,14 @@ pub(crate) fn child_key(parent: &[u32], index: usize) -> Arc<[u32]> {
 
 impl ReadAhead {
     /// Starts `threads` workers (growing up to `max_threads` while reads wait on the
-    /// disk) reading ahead within `opts.ahead_window`, holding at most `budget` handles.
+    /// disk) reading ahead within `opts.hooks.ahead_window`, holding at most `budget` handles.
     pub(crate) fn new(
         opts: &Options,
         threads: usize,
         max_threads: usize,
         budget: usize,
     ) -> ReadAhead {
-        let (window, max_held) = opts.ahead_window;
+        let (window, max_held) = opts.hooks.ahead_window;
         let max_threads = max_threads.max(threads);
         let shared = Arc::new(Shared {
             open: Arc::new(AtomicUsize::new(0)),

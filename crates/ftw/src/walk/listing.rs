@@ -97,7 +97,7 @@ impl Listing {
     /// read is kept and the error returned.
     pub(crate) fn fill(&mut self, dir: &Dir, buf: &mut DirBuf, opts: &Options) -> io::Result<()> {
         opts.test_pause();
-        let res = self.read(dir, buf, opts.forget_types);
+        let res = self.read(dir, buf, opts.hooks.forget_types);
         if opts.sort {
             self.sort();
         }

@@ -48,6 +48,7 @@
 mod ahead;
 mod error;
 pub(crate) mod listing;
+mod node;
 mod parallel;
 pub mod pool;
 mod serial;
@@ -107,13 +108,31 @@ pub(crate) struct Options {
     pub(crate) threads: usize,
     /// A sorted [`Walk`] reads ahead on `threads` workers (set by [`WalkBuilder::threads`]).
     pub(crate) read_ahead: bool,
-    /// Treat every `d_type` as unknown, as some file systems report it (tests only).
+    /// Settings only the crate's tests change.
+    pub(crate) hooks: Hooks,
+}
+
+/// Settings that no user sets: the crate's tests change them to reach states that a
+/// real tree reaches only rarely.
+#[derive(Clone, Debug)]
+pub(crate) struct Hooks {
+    /// Treat every `d_type` as unknown, as some file systems report it.
     pub(crate) forget_types: bool,
-    /// How far a sorted walk reads ahead: directories, and entries held (tests change it).
+    /// How far a sorted walk reads ahead: directories, and entries held.
     pub(crate) ahead_window: (usize, usize),
     /// A pause before each directory a parallel walk or a read-ahead reads, as if the
-    /// disk were slow (tests only).
+    /// disk were slow.
     pub(crate) read_delay: std::time::Duration,
+}
+
+impl Default for Hooks {
+    fn default() -> Hooks {
+        Hooks {
+            forget_types: false,
+            ahead_window: ahead::WINDOW,
+            read_delay: std::time::Duration::ZERO,
+        }
+    }
 }
 
 /// The number of directory handles a walk keeps open at most by default: the soft
@@ -138,8 +157,8 @@ impl Options {
 
     /// Pauses before reading a directory, as a slow disk would (tests set the pause).
     pub(crate) fn test_pause(&self) {
-        if !self.read_delay.is_zero() {
-            std::thread::sleep(self.read_delay);
+        if !self.hooks.read_delay.is_zero() {
+            std::thread::sleep(self.hooks.read_delay);
         }
     }
 }
@@ -160,9 +179,7 @@ impl WalkBuilder {
                 buf_size: crate::sys::DEFAULT_DIR_BUF,
                 threads: 0,
                 read_ahead: false,
-                forget_types: false,
-                ahead_window: ahead::WINDOW,
-                read_delay: std::time::Duration::ZERO,
+                hooks: Hooks::default(),
             },
             filter: None,
         }

@@ -4,6 +4,7 @@
 //! pushing its subdirectories. Entries come in no fixed order.
 
 use super::listing::Listing;
+use super::node::Handle;
 use super::pool::{self, PoolOptions, PoolStats, Scope};
 use super::{Control, Entry, Error, Options, WalkBuilder, bytes_to_path, join, path_to_bytes};
 use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
@@ -11,7 +12,7 @@ use std::ffi::CStr;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 
 /// What each worker of a [`ParallelWalk`] reports entries to.
 ///
@@ -35,7 +36,7 @@ where
 ///
 /// ```
 /// use ftw::walk::{Control, WalkBuilder};
-/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::atomic::AtomicUsize;
 ///
 /// let tmp = tempfile::tempdir()?;
 /// for i in 0..10 {
@@ -56,39 +57,6 @@ where
 pub struct ParallelWalk {
     roots: Vec<PathBuf>,
     opts: Options,
-}
-
-/// A directory handle shared by the jobs of its subdirectories; counted against the
-/// walk's handle budget while it lives.
-pub(crate) struct Handle {
-    pub(crate) dir: Dir,
-    open: Arc<AtomicUsize>,
-}
-
-impl Handle {
-    /// Shares `dir` if fewer than `limit` handles are shared now (`force`: regardless).
-    pub(crate) fn share(
-        dir: Dir,
-        open: &Arc<AtomicUsize>,
-        limit: usize,
-        force: bool,
-    ) -> Result<Arc<Handle>, Dir> {
-        if open.fetch_add(1, Ordering::Relaxed) < limit || force {
-            Ok(Arc::new(Handle {
-                dir,
-                open: open.clone(),
-            }))
-        } else {
-            open.fetch_sub(1, Ordering::Relaxed);
-            Err(dir)
-        }
-    }
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        self.open.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// A directory on the way down, for loop detection with `follow_links`.
@@ -354,7 +322,9 @@ fn run_job<V: ParallelVisitor>(
     state.list.clear();
     let read = scope.io(|| {
         opts.test_pause();
-        let r = state.list.read(&dir, &mut state.buf, opts.forget_types);
+        let r = state
+            .list
+            .read(&dir, &mut state.buf, opts.hooks.forget_types);
         state
             .list
             .resolve_all(&dir, opts.follow_links, opts.same_file_system);

@@ -35,7 +35,7 @@ fn unknown_d_type_is_resolved_by_stat_with_the_same_result() {
     for follow in [false, true] {
         let normal = listing(WalkBuilder::new(tmp.path()).follow_links(follow));
         let mut forced = WalkBuilder::new(tmp.path()).follow_links(follow);
-        forced.opts.forget_types = true;
+        forced.opts.hooks.forget_types = true;
         let forced = listing(forced);
         assert_eq!(normal, forced, "follow_links({follow})");
         // And the types are the real ones, not Unknown.
@@ -78,7 +78,7 @@ fn handle_budget_is_kept_and_the_listing_is_complete() {
     for budget in [3, 4, 8] {
         for forget_types in [false, true] {
             let mut b = WalkBuilder::new(tmp.path()).sort(true).fd_budget(budget);
-            b.opts.forget_types = forget_types;
+            b.opts.hooks.forget_types = forget_types;
             let mut walk = b.build();
             let mut seen = Vec::new();
             let mut most = 0;
@@ -266,7 +266,7 @@ fn reading_ahead_changes_nothing_the_walk_reports_whatever_its_window() {
                         .sort(true)
                         .follow_links(follow)
                         .threads(threads);
-                    b.opts.ahead_window = window;
+                    b.opts.hooks.ahead_window = window;
                     assert_eq!(
                         in_order(b, skip),
                         serial,
@@ -287,7 +287,7 @@ fn reading_ahead_with_a_small_handle_budget_changes_nothing() {
             .sort(true)
             .threads(3)
             .fd_budget(budget);
-        b.opts.ahead_window = (8, 1 << 20);
+        b.opts.hooks.ahead_window = (8, 1 << 20);
         assert_eq!(in_order(b, b""), serial, "budget {budget}");
     }
 }
@@ -317,7 +317,7 @@ fn workers_are_added_when_reads_wait() {
     // The pool: each read waits 2 ms, as on a cold disk.
     let count = |delay_ms: u64| {
         let mut b = WalkBuilder::new(tmp.path());
-        b.opts.read_delay = std::time::Duration::from_millis(delay_ms);
+        b.opts.hooks.read_delay = std::time::Duration::from_millis(delay_ms);
         let seen = std::sync::atomic::AtomicUsize::new(0);
         let stats = b.build_parallel().visit(|| {
             |item: Result<&Entry<'_>, Error>| {
@@ -334,7 +334,7 @@ fn workers_are_added_when_reads_wait() {
     // The sorted walk's read-ahead, the same way, and with the same listing.
     let serial = in_order(WalkBuilder::new(tmp.path()).sort(true).threads(1), b"");
     let mut b = WalkBuilder::new(tmp.path()).sort(true).threads(0);
-    b.opts.read_delay = std::time::Duration::from_millis(2);
+    b.opts.hooks.read_delay = std::time::Duration::from_millis(2);
     let mut walk = b.build();
     let mut listed = Vec::new();
     while let Some(item) = walk.next_entry() {
