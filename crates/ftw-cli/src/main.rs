@@ -25,17 +25,9 @@ enum Command {
 
 fn main() -> ExitCode {
     // The help tells the limits that hold on this machine, so it is made at run time.
-    let budget = ftw::walk::default_fd_budget();
+    let budget = ftw::walk::Budget::from_limit();
     let command = Cli::command().mut_subcommand("find", |c| {
-        c.after_help(format!(
-            "{}\n\nOpen directory handles stay under a budget: the soft open-file limit\n\
-             (ulimit -n) less 16, halved, between 4 and 1024; here {budget}. Deeper or wider trees are\n\
-             no problem: a directory whose handle was closed is reopened from its nearest\n\
-             open ancestor. Threads grow to at most {} here; -j is capped at {}.",
-            find::EXAMPLES,
-            ftw::walk::max_io_threads(budget),
-            ftw::walk::max_threads(budget)
-        ))
+        c.after_help(format!("{}\n\n{}", find::EXAMPLES, budget.describe()))
     });
     let cli = match Cli::from_arg_matches(&command.get_matches()) {
         Ok(cli) => cli,

@@ -46,19 +46,25 @@
 //! ```
 
 mod ahead;
+mod budget;
 mod error;
+mod event;
 pub(crate) mod listing;
 mod node;
 mod parallel;
 pub mod pool;
 mod serial;
 
+pub use budget::Budget;
 pub use error::{Error, describe};
-pub use parallel::{ParallelVisitor, ParallelWalk, max_io_threads, max_threads};
+pub use event::{DirEvent, Visitor};
+pub use parallel::{ParallelVisitor, ParallelWalk};
 pub use serial::Walk;
 
-use crate::sys::FileType;
+use crate::sys::{Dir, FileType};
+use std::ffi::CStr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What a visitor wants after seeing an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +77,8 @@ pub enum Control {
     Stop,
 }
 
-type Filter = Box<dyn FnMut(&Entry<'_>) -> bool + Send>;
+/// A filter shared by every thread of a walk.
+type Filter = Arc<dyn Fn(&Entry<'_>) -> bool + Send + Sync>;
 
 /// Sets up a walk over one or more roots.
 ///
@@ -106,6 +113,8 @@ pub(crate) struct Options {
     pub(crate) fd_budget: usize,
     pub(crate) buf_size: usize,
     pub(crate) threads: usize,
+    /// Keep each directory's handle until it is left ([`WalkBuilder::keep_handles`]).
+    pub(crate) keep_handles: bool,
     /// A sorted [`Walk`] reads ahead on `threads` workers (set by [`WalkBuilder::threads`]).
     pub(crate) read_ahead: bool,
     /// Settings only the crate's tests change.
@@ -135,20 +144,13 @@ impl Default for Hooks {
     }
 }
 
-/// The number of directory handles a walk keeps open at most by default: the soft
-/// `RLIMIT_NOFILE` less a reserve of 16 for the program, halved, between 4 and 1024.
-///
-/// ```
-/// assert!((4..=1024).contains(&ftw::walk::default_fd_budget()));
-/// ```
-pub fn default_fd_budget() -> usize {
-    match crate::sys::fd_limit() {
-        Some(n) => (n.saturating_sub(16) / 2).clamp(4, 1024) as usize,
-        None => 1024,
-    }
-}
-
 impl Options {
+    /// Whether each directory's (device, inode) is needed: to find loops when links are
+    /// followed, or to see mount points.
+    pub(crate) fn wants_ids(&self) -> bool {
+        self.follow_links || self.same_file_system
+    }
+
     /// Whether a directory of identity `id` is on another file system than the root's
     /// (device `root_dev`) and the walk must not enter it.
     pub(crate) fn off_fs(&self, id: Option<(u64, u64)>, root_dev: u64) -> bool {
@@ -175,9 +177,10 @@ impl WalkBuilder {
                 follow_links: false,
                 same_file_system: false,
                 sort: false,
-                fd_budget: default_fd_budget(),
+                fd_budget: Budget::from_limit().handles(),
                 buf_size: crate::sys::DEFAULT_DIR_BUF,
                 threads: 0,
+                keep_handles: false,
                 read_ahead: false,
                 hooks: Hooks::default(),
             },
@@ -227,17 +230,18 @@ impl WalkBuilder {
         self
     }
 
-    /// Keep at most `n` directory handles open (at least 2). Deep trees need no more: a
-    /// directory whose handle was closed is reopened when needed.
+    /// Keep at most `n` directory handles open (at least 2; by default
+    /// [`Budget::from_limit`]). Deep trees need no more: a directory whose handle was
+    /// closed is reopened when needed.
     pub fn fd_budget(mut self, n: usize) -> Self {
         self.opts.fd_budget = n.max(2);
         self
     }
 
     /// Worker threads for [`WalkBuilder::build_parallel`]: `n` fixes the count; 0 (the
-    /// default) starts with one per core and adds workers, up to [`max_io_threads`],
-    /// while they wait on the disk. Either way there are at most [`max_threads`] for
-    /// the handle budget.
+    /// default) starts with one per core and adds workers, up to
+    /// [`Budget::max_io_threads`], while they wait on the disk. Either way there are at
+    /// most [`Budget::max_threads`] for the handle budget.
     ///
     /// Set on a sorted walk made by [`WalkBuilder::build`] (0 meaning one per core),
     /// it makes `n` threads read directories: `n - 1` workers read ahead of the walker,
@@ -245,10 +249,23 @@ impl WalkBuilder {
     /// it needs is still being read. With 0, workers are added while reads wait on the
     /// disk, as in a parallel walk. The entries and their order are the same, but
     /// directories may be read before the visitor decides to [skip](Control::Skip) them
-    /// (not with a [`WalkBuilder::filter_entry`], which turns read-ahead off).
+    /// (not with a [`WalkBuilder::filter_entry`] or [`WalkBuilder::keep_handles`], which
+    /// turn read-ahead off).
     pub fn threads(mut self, n: usize) -> Self {
         self.opts.threads = n;
         self.opts.read_ahead = n != 1;
+        self
+    }
+
+    /// Keep each directory's handle until the directory is left, for a visitor that works
+    /// relative to it: every entry below a root then gives its directory's handle
+    /// ([`Entry::dir`]), and every enter and leave event the directory's own and its
+    /// parent's ([`DirEvent`]). Within the handle budget: a handle that had to be closed
+    /// is had back when needed, checked to be the same directory (climbing back through
+    /// `..`, one call a level). Off by default: a listing closes each handle as soon as no
+    /// subdirectory is left to open.
+    pub fn keep_handles(mut self, yes: bool) -> Self {
+        self.opts.keep_handles = yes;
         self
     }
 
@@ -260,6 +277,7 @@ impl WalkBuilder {
 
     /// Decide before an entry is reported, and before a directory is opened: an entry
     /// for which `keep` says `false` is neither reported nor, if a directory, entered.
+    /// Every walk applies it, serial, sorted or parallel (where every worker calls it).
     ///
     /// ```
     /// use ftw::walk::WalkBuilder;
@@ -278,9 +296,9 @@ impl WalkBuilder {
     /// ```
     pub fn filter_entry<F>(mut self, keep: F) -> Self
     where
-        F: FnMut(&Entry<'_>) -> bool + Send + 'static,
+        F: Fn(&Entry<'_>) -> bool + Send + Sync + 'static,
     {
-        self.filter = Some(Box::new(keep));
+        self.filter = Some(Arc::new(keep));
         self
     }
 
@@ -300,9 +318,24 @@ pub struct Entry<'a> {
     pub(crate) file_type: FileType,
     pub(crate) followed_link: bool,
     pub(crate) ino: u64,
+    pub(crate) dir: Option<&'a Dir>,
+    pub(crate) c_name: Option<&'a CStr>,
 }
 
 impl<'a> Entry<'a> {
+    /// The handle of the directory holding the entry, to work on the entry relative to
+    /// it ([`Dir::stat_at`], [`Dir::unlink_at`], ...) with [`Entry::c_name`]. Always given
+    /// below a root when the walk keeps handles ([`WalkBuilder::keep_handles`]);
+    /// otherwise where it happens to be open. `None` for a root.
+    pub fn dir(&self) -> Option<&'a Dir> {
+        self.dir
+    }
+
+    /// The entry's name as a C string, ready for the kernel; `None` for a root.
+    pub fn c_name(&self) -> Option<&'a CStr> {
+        self.c_name
+    }
+
     /// The entry's name, the bytes on disk; for a root (depth 0), the root as given.
     pub fn name(&self) -> &'a [u8] {
         self.name

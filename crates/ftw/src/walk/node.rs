@@ -1,8 +1,130 @@
-//! A directory in a walk, as every walker handles it.
+//! A directory in a walk, as every walker handles it: a root started, a child opened
+//! relative to its parent's handle (a symbolic link followed only when asked), a
+//! reopening checked against the identity recorded before, a loop through a followed
+//! link found, and a shared handle counted against the budget. The serial walk, the
+//! parallel walk and the sorted walk's read-ahead all go through here.
 
-use crate::sys::Dir;
+use super::Options;
+use crate::sys::{self, Dir, FileType, StatMask};
+use std::ffi::CStr;
+use std::io::{self, ErrorKind};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A directory's identity: (device, inode).
+pub(crate) type Id = (u64, u64);
+
+/// What starting a root found.
+pub(crate) enum RootStart {
+    /// A directory, open; its identity when the walk needs it ([`Options::wants_ids`]).
+    Dir(Dir, Option<Id>),
+    /// Not a directory (or a dangling link): a single entry of this type.
+    Single(FileType),
+    /// It exists (of this type) but cannot be opened: it is listed, then the error
+    /// reported, as find does.
+    Unreadable(FileType, io::Error),
+    /// Nothing to list: the error alone.
+    Failed(io::Error),
+}
+
+/// Opens a root, following a symbolic link there (roots are always followed).
+pub(crate) fn start_root(root: &Path, opts: &Options) -> RootStart {
+    match Dir::open(root) {
+        Ok(dir) if opts.wants_ids() => match identify(&dir) {
+            Ok(id) => RootStart::Dir(dir, Some(id)),
+            Err(e) => RootStart::Failed(e),
+        },
+        Ok(dir) => RootStart::Dir(dir, None),
+        // Not a directory, or a dangling link: a root that is a single entry.
+        Err(e) if matches!(e.kind(), ErrorKind::NotADirectory | ErrorKind::NotFound) => {
+            let follow = e.kind() == ErrorKind::NotADirectory;
+            match sys::stat_path(root, StatMask::TYPE, follow) {
+                Ok(m) => RootStart::Single(m.file_type()),
+                Err(_) => RootStart::Failed(e),
+            }
+        }
+        Err(e) => match sys::stat_path(root, StatMask::TYPE, true) {
+            Ok(m) => RootStart::Unreadable(m.file_type(), e),
+            Err(_) => RootStart::Failed(e),
+        },
+    }
+}
+
+/// The identity of an open directory.
+pub(crate) fn identify(dir: &Dir) -> io::Result<Id> {
+    let m = dir.stat(StatMask::TYPE)?;
+    Ok((m.dev, m.ino))
+}
+
+/// Fails unless `dir` is the directory of identity `expect`: one moved or replaced
+/// since it was seen is reported, never listed in the other's place.
+pub(crate) fn check(dir: &Dir, expect: Option<Id>) -> io::Result<()> {
+    match expect {
+        Some(id) if identify(dir)? != id => {
+            Err(io::Error::other("directory replaced during the walk"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Opens the subdirectory `name` of `parent`: a symbolic link is followed only when the
+/// entry was one the walk follows (`via_link`). With `want_id`, its identity too.
+pub(crate) fn open_child(
+    parent: &Dir,
+    name: &CStr,
+    via_link: bool,
+    want_id: bool,
+) -> io::Result<(Dir, Option<Id>)> {
+    let dir = if via_link {
+        parent.open_at_follow(name)?
+    } else {
+        parent.open_at(name)?
+    };
+    let id = if want_id { Some(identify(&dir)?) } else { None };
+    Ok((dir, id))
+}
+
+/// Opens a directory again from an open ancestor, one component at a time (each
+/// `(name, via_link)`), and checks that the last is the directory of identity `expect`.
+pub(crate) fn reopen<'a>(
+    from: &Dir,
+    components: impl IntoIterator<Item = (&'a [u8], bool)>,
+    expect: Option<Id>,
+) -> io::Result<Dir> {
+    let mut cur: Option<Dir> = None;
+    let mut name = Vec::with_capacity(256);
+    for (component, via_link) in components {
+        name.clear();
+        name.extend_from_slice(component);
+        name.push(0);
+        let c = CStr::from_bytes_with_nul(&name)
+            .map_err(|_| io::Error::from(ErrorKind::InvalidInput))?;
+        let (d, _) = open_child(cur.as_ref().unwrap_or(from), c, via_link, false)?;
+        cur = Some(d);
+    }
+    let dir = cur.ok_or_else(|| io::Error::from(ErrorKind::InvalidInput))?;
+    check(&dir, expect)?;
+    Ok(dir)
+}
+
+/// Opens the parent of an open directory (`..`), if it is the directory of identity
+/// `expect`: climbing back costs one call a level, where reopening from the root would
+/// cost the depth. `None` when `..` is another directory (the child was reached through
+/// a link, or moved); the caller then reopens it from an ancestor.
+pub(crate) fn open_parent(child: &Dir, expect: Id) -> Option<Dir> {
+    let dir = child.open_at(c"..").ok()?;
+    (identify(&dir).ok()? == expect).then_some(dir)
+}
+
+/// The first of `ancestors` (an identity and what to report of it) that is `target`: a
+/// followed link that leads back to a directory being walked.
+pub(crate) fn find_loop<T>(
+    mut ancestors: impl Iterator<Item = (Option<Id>, T)>,
+    target: Id,
+) -> Option<T> {
+    ancestors.find_map(|(id, what)| (id == Some(target)).then_some(what))
+}
 
 /// A directory handle shared by the jobs of its subdirectories; counted against the
 /// walk's handle budget while it lives.

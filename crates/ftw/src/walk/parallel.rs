@@ -2,12 +2,23 @@
 //! each job opening its directory relative to a shared handle of its parent, reading it
 //! with the worker's own buffer, reporting its entries to the worker's visitor and
 //! pushing its subdirectories. Entries come in no fixed order.
+//!
+//! Each directory entered is a [`Node`], shared by the jobs of its subdirectories: it
+//! holds the directory's state for its visitor, the way to reopen it, and (with
+//! `keep_handles`) its handle. The node is left, exactly once, by whichever job lets go
+//! of the last reference to it: its own job when it has no subdirectory left to read,
+//! else the last of its children's. No lock is taken per entry, and there is no
+//! barrier: a reference count per directory, as bfs keeps.
 
+use super::budget::Budget;
+use super::event::{DirEvent, Visitor};
 use super::listing::Listing;
-use super::node::Handle;
+use super::node::{self, Handle, Id, RootStart};
 use super::pool::{self, PoolOptions, PoolStats, Scope};
-use super::{Control, Entry, Error, Options, WalkBuilder, bytes_to_path, join, path_to_bytes};
-use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
+use super::{
+    Control, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join, path_to_bytes,
+};
+use crate::sys::{Dir, DirBuf, FileType};
 use std::ffi::CStr;
 use std::io;
 use std::path::PathBuf;
@@ -36,7 +47,7 @@ where
 ///
 /// ```
 /// use ftw::walk::{Control, WalkBuilder};
-/// use std::sync::atomic::AtomicUsize;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// let tmp = tempfile::tempdir()?;
 /// for i in 0..10 {
@@ -57,31 +68,81 @@ where
 pub struct ParallelWalk {
     roots: Vec<PathBuf>,
     opts: Options,
+    filter: Option<Filter>,
 }
 
-/// A directory on the way down, for loop detection with `follow_links`.
-struct Ancestor {
-    id: (u64, u64),
-    path_len: usize,
-    parent: Option<Arc<Ancestor>>,
+/// A directory entered and not yet left (see the module's notes).
+struct Node<S> {
+    parent: Parent<S>,
+    /// The directory's path followed by a NUL: `path[name_start..]` is its name as a C
+    /// string (for a root, `name_start` is 0 and the name is not used).
+    path: Vec<u8>,
+    name_start: usize,
+    depth: usize,
+    /// Its identity, when known: with `follow_links` or `same_file_system`, or recorded
+    /// when its handle could not be kept, to check a reopening.
+    id: Option<Id>,
+    via_link: bool,
+    /// Its handle, kept until it is left (`keep_handles`, within the budget).
+    handle: Option<Arc<Handle>>,
+    state: S,
+}
+
+impl<S> Node<S> {
+    /// The path, without its NUL.
+    fn path(&self) -> &[u8] {
+        &self.path[..self.path.len() - 1]
+    }
+
+    fn dir(&self) -> Option<&Dir> {
+        self.handle.as_ref().map(|h| &h.dir)
+    }
+
+    /// The nodes from this one up to its root.
+    fn lineage(&self) -> impl Iterator<Item = &Node<S>> {
+        std::iter::successors(Some(self), |n| n.parent.0.as_deref())
+    }
+}
+
+/// The name of a directory in its parent, ready for the kernel, from its path as a
+/// node keeps it (`None` for a root).
+fn c_name(path: &[u8], name_start: usize, depth: usize) -> Option<&CStr> {
+    (depth > 0)
+        .then(|| CStr::from_bytes_with_nul(&path[name_start..]).expect("one NUL, at the end"))
+}
+
+/// The reference a node or a job holds to its parent node. Dropped without recursion:
+/// a chain of 100,000 ancestors let go of at once is freed in a loop, whatever the
+/// stack's size.
+struct Parent<S>(Option<Arc<Node<S>>>);
+
+impl<S> Drop for Parent<S> {
+    fn drop(&mut self) {
+        let mut next = self.0.take();
+        while let Some(n) = next {
+            next = Arc::into_inner(n).and_then(|mut n| n.parent.0.take());
+        }
+    }
 }
 
 /// One directory to read.
-struct DirJob {
+struct DirJob<S> {
+    /// The parent directory's node (`None` for a root).
+    parent: Parent<S>,
     /// The nearest ancestor whose handle is kept, and where its path ends in `path`:
     /// the directory is opened from it one component at a time (just its own name when
     /// it is the parent).
     base: Option<(Arc<Handle>, usize)>,
-    /// The directory's path (for a root, as given).
+    /// The directory's path (for a root, as given), followed by a NUL.
     path: Vec<u8>,
+    name_start: usize,
     depth: usize,
     via_link: bool,
-    ancestors: Option<Arc<Ancestor>>,
     root_dev: u64,
     /// When the directory is opened from an older ancestor than its parent: the
     /// parent's (device, inode), checked on the way down, so that a directory moved
     /// or replaced meanwhile is reported, not listed in another's place.
-    parent_id: Option<(u64, u64)>,
+    parent_id: Option<Id>,
 }
 
 /// A worker's own things: its read buffer, its listing, its visitor.
@@ -93,9 +154,10 @@ struct WorkerState<V> {
 
 struct Ctx {
     opts: Options,
+    filter: Option<Filter>,
     open: Arc<AtomicUsize>,
-    /// Handles that may be kept for subdirectories' jobs (the budget less what the
-    /// workers hold while reading).
+    /// Handles that may be kept for subdirectories' jobs and, with `keep_handles`, until
+    /// their directories are left (see [`Budget::parallel_keep`]).
     keep_limit: usize,
 }
 
@@ -106,8 +168,27 @@ impl WalkBuilder {
         ParallelWalk {
             roots: self.roots,
             opts: self.opts,
+            filter: self.filter,
         }
     }
+}
+
+/// A [`ParallelVisitor`] as a [`Visitor`] with no state.
+struct Plain<V>(V);
+
+impl<V: ParallelVisitor> Visitor for Plain<V> {
+    type State = ();
+
+    #[inline]
+    fn enter(&mut self, _: &DirEvent<'_>, _: Option<&()>) {}
+
+    #[inline]
+    fn entry(&mut self, item: Result<&Entry<'_>, Error>, _: Option<&()>) -> Control {
+        self.0.visit(item)
+    }
+
+    #[inline]
+    fn leave(&mut self, _: &DirEvent<'_>, _: ()) {}
 }
 
 impl ParallelWalk {
@@ -119,27 +200,85 @@ impl ParallelWalk {
         V: ParallelVisitor,
         M: Fn() -> V + Sync,
     {
+        self.visit_events(|| Plain(make_visitor()))
+    }
+
+    /// Runs the walk with events (see [`Visitor`]): each worker calls `make_visitor`
+    /// once. A directory is entered on the worker that reads it and left on the worker
+    /// that finishes the last job below it; its state is shared with the jobs below it
+    /// (read through `&`, hence `Sync`), and given back, by value, on leaving.
+    ///
+    /// ```
+    /// use ftw::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder};
+    /// use std::sync::Mutex;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    ///
+    /// /// Adds up the sizes of the files below each directory.
+    /// struct Sizes<'a>(&'a Mutex<Vec<(usize, u64)>>);
+    /// impl Visitor for Sizes<'_> {
+    ///     type State = AtomicU64;
+    ///     fn enter(&mut self, _: &DirEvent<'_>, _: Option<&AtomicU64>) -> AtomicU64 {
+    ///         AtomicU64::new(0)
+    ///     }
+    ///     fn entry(&mut self, e: Result<&Entry<'_>, Error>, dir: Option<&AtomicU64>) -> Control {
+    ///         let e = e.expect("readable");
+    ///         if let (Some(d), Some(name), Some(total)) = (e.dir(), e.c_name(), dir) {
+    ///             if !e.is_dir() {
+    ///                 let m = d.stat_at(name, ftw::sys::StatMask::SIZE, false).unwrap();
+    ///                 total.fetch_add(m.size, Ordering::Relaxed);
+    ///             }
+    ///         }
+    ///         Control::Continue
+    ///     }
+    ///     fn leave(&mut self, d: &DirEvent<'_>, total: AtomicU64) {
+    ///         self.0.lock().unwrap().push((d.depth(), total.into_inner()));
+    ///     }
+    /// }
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir(tmp.path().join("a"))?;
+    /// std::fs::write(tmp.path().join("a/f"), b"12345")?;
+    /// std::fs::write(tmp.path().join("g"), b"12")?;
+    /// let left = Mutex::new(Vec::new());
+    /// WalkBuilder::new(tmp.path()).threads(2).build_parallel().visit_events(|| Sizes(&left));
+    /// let mut left = left.into_inner().unwrap();
+    /// left.sort();
+    /// assert_eq!(left, vec![(0, 2), (1, 5)]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn visit_events<V, M>(self, make_visitor: M) -> PoolStats
+    where
+        V: Visitor + Send,
+        V::State: Send + Sync,
+        M: Fn() -> V + Sync,
+    {
         let opts = self.opts;
         // Each worker holds up to two handles of its own besides those kept for jobs:
         // the thread count is capped by the budget, `-j` included.
+        let budget = Budget::new(opts.fd_budget);
         let pool_opts = match opts.threads {
-            0 => PoolOptions::adaptive(max_io_threads(opts.fd_budget)),
-            n => PoolOptions::fixed(n.min(max_threads(opts.fd_budget))),
+            0 => PoolOptions::adaptive(budget.max_io_threads()),
+            n => PoolOptions::fixed(n.min(budget.max_threads())),
         };
-        let reserve = 2 * pool_opts.max_threads + 1;
         let ctx = Ctx {
             open: Arc::new(AtomicUsize::new(0)),
-            keep_limit: opts.fd_budget.saturating_sub(reserve).max(1),
+            keep_limit: budget.parallel_keep(pool_opts.max_threads),
             opts,
+            filter: self.filter,
         };
-        let roots = self.roots.iter().map(|r| DirJob {
-            base: None,
-            path: path_to_bytes(r),
-            depth: 0,
-            via_link: false,
-            ancestors: None,
-            root_dev: 0,
-            parent_id: None,
+        let roots = self.roots.iter().map(|r| {
+            let mut path = path_to_bytes(r);
+            path.push(0);
+            DirJob::<V::State> {
+                parent: Parent(None),
+                base: None,
+                path,
+                name_start: 0,
+                depth: 0,
+                via_link: false,
+                root_dev: 0,
+                parent_id: None,
+            }
         });
         pool::run(
             roots,
@@ -154,33 +293,12 @@ impl ParallelWalk {
     }
 }
 
-/// The most workers the default choice grows to: 32 (the disk wants many requests in
-/// flight on a cold cache), fewer when the handle budget is small (see [`max_threads`]).
-///
-/// ```
-/// assert_eq!(ftw::walk::max_io_threads(1024), 32);
-/// assert_eq!(ftw::walk::max_io_threads(12), 3);
-/// ```
-pub fn max_io_threads(fd_budget: usize) -> usize {
-    max_threads(fd_budget).min(32)
-}
-
-/// The most workers a walk runs under a handle budget, whatever
-/// [`WalkBuilder::threads`] asks: a quarter of the budget (each worker holds up to two
-/// handles of its own, and the rest are kept for directories waiting to be read).
-///
-/// ```
-/// assert_eq!(ftw::walk::max_threads(12), 3);
-/// assert_eq!(ftw::walk::max_threads(4), 1);
-/// ```
-pub fn max_threads(fd_budget: usize) -> usize {
-    (fd_budget / 4).max(1)
-}
-
-/// Reports a root (depth 0) to the worker's visitor; stops the walk if it says so.
-fn visit_root<V: ParallelVisitor>(
+/// Reports a root (depth 0) to the worker's visitor unless the filter rejects it;
+/// stops the walk if the visitor says so.
+fn visit_root<V: Visitor>(
+    ctx: &Ctx,
     state: &mut WorkerState<V>,
-    scope: &Scope<'_, DirJob>,
+    scope: &Scope<'_, DirJob<V::State>>,
     path: &[u8],
     file_type: FileType,
 ) -> Control {
@@ -191,133 +309,120 @@ fn visit_root<V: ParallelVisitor>(
         file_type,
         followed_link: false,
         ino: 0,
+        dir: None,
+        c_name: None,
     };
-    let control = state.visitor.visit(Ok(&entry));
+    if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
+        return Control::Skip;
+    }
+    if ctx.opts.min_depth > 0 {
+        return Control::Continue;
+    }
+    let control = state.visitor.entry(Ok(&entry), None);
     if control == Control::Stop {
         scope.stop();
     }
     control
 }
 
-fn report<V: ParallelVisitor>(state: &mut WorkerState<V>, scope: &Scope<'_, DirJob>, err: Error) {
-    if state.visitor.visit(Err(err)) == Control::Stop {
+fn report<V: Visitor>(
+    state: &mut WorkerState<V>,
+    scope: &Scope<'_, DirJob<V::State>>,
+    err: Error,
+    dir: Option<&V::State>,
+) {
+    if state.visitor.entry(Err(err), dir) == Control::Stop {
         scope.stop();
     }
 }
 
-/// Opens the job's directory: a root by its path, any other from its base handle, one
-/// component at a time (symbolic links followed only where the walk follows them).
-fn open(job: &DirJob, follow_links: bool) -> io::Result<Dir> {
-    let Some((base, base_len)) = &job.base else {
-        return Dir::open(&bytes_to_path(job.path.clone()));
-    };
-    let rest = &job.path[*base_len..];
-    let comps: Vec<&[u8]> = rest
+/// Opens a job's directory below a root, from its base handle: one component at a
+/// time, checking the parent's identity on the way when the base is an older ancestor
+/// (symbolic links followed on the way only where the walk follows them).
+fn open<S>(job: &DirJob<S>, opts: &Options) -> io::Result<(Dir, Option<Id>)> {
+    let (base, base_len) = job.base.as_ref().expect("a job below a root has a base");
+    let name = CStr::from_bytes_with_nul(&job.path[job.name_start..])
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let want_id = opts.wants_ids();
+    if job.name_start <= *base_len + 1 {
+        return node::open_child(&base.dir, name, job.via_link, want_id);
+    }
+    let between = job.path[*base_len..job.name_start]
         .split(|&b| b == b'/')
         .filter(|c| !c.is_empty())
-        .collect();
-    let mut cur: Option<Dir> = None;
-    let mut name = Vec::with_capacity(256);
-    for (i, c) in comps.iter().enumerate() {
-        if i + 1 == comps.len() {
-            if let (Some(parent), Some(id)) = (&cur, job.parent_id) {
-                let m = parent.stat(StatMask::TYPE)?;
-                if (m.dev, m.ino) != id {
-                    return Err(io::Error::other("directory replaced during the walk"));
-                }
-            }
-        }
-        name.clear();
-        name.extend_from_slice(c);
-        name.push(0);
-        let cname = CStr::from_bytes_with_nul(&name)
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        let from = cur.as_ref().unwrap_or(&base.dir);
-        // Intermediate components were entered through links only if the walk follows
-        // links; the last one is this job's own directory.
-        let last = i + 1 == comps.len();
-        let d = if (last && job.via_link) || (!last && follow_links) {
-            from.open_at_follow(cname)?
-        } else {
-            from.open_at(cname)?
-        };
-        cur = Some(d);
-    }
-    cur.ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))
+        .map(|c| (c, opts.follow_links));
+    let parent = node::reopen(&base.dir, between, job.parent_id)?;
+    node::open_child(&parent, name, job.via_link, want_id)
 }
 
-fn run_job<V: ParallelVisitor>(
+fn run_job<V>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
-    mut job: DirJob,
-    scope: &Scope<'_, DirJob>,
-) {
+    job: DirJob<V::State>,
+    scope: &Scope<'_, DirJob<V::State>>,
+) where
+    V: Visitor,
+    V::State: Send + Sync,
+{
     if scope.is_stopped() {
         return;
     }
     let opts = &ctx.opts;
-    let want_id = opts.follow_links || opts.same_file_system;
-    // Open, identify and read the directory: the time the pool watches.
-    let opened = scope.io(|| {
-        let dir = open(&job, opts.follow_links)?;
-        let id = if want_id {
-            let m = dir.stat(StatMask::TYPE)?;
-            Some((m.dev, m.ino))
-        } else {
-            None
-        };
-        Ok::<_, io::Error>((dir, id))
-    });
-    let (dir, id) = match opened {
-        Ok(x) => x,
-        Err(e) if job.depth == 0 && matches!(e.raw_os_error(), Some(20) | Some(2)) => {
-            // A root that is not a directory (or a dangling link): a single entry.
-            let root = bytes_to_path(job.path.clone());
-            match sys::stat_path(&root, StatMask::TYPE, e.raw_os_error() == Some(20)) {
-                Ok(m) if opts.min_depth == 0 => {
-                    visit_root(state, scope, &job.path, m.file_type());
+    let path = &job.path[..job.path.len() - 1];
+    // Open and identify the directory: time the pool watches.
+    let (dir, id, root_dev) = if job.depth == 0 {
+        match scope.io(|| node::start_root(&bytes_to_path(path.to_vec()), opts)) {
+            RootStart::Dir(dir, id) => {
+                if visit_root(ctx, state, scope, path, FileType::Dir) != Control::Continue
+                    || opts.max_depth == 0
+                {
+                    return;
                 }
-                Ok(_) => {}
-                Err(_) => report(state, scope, Error::io(root, 0, e)),
+                (dir, id, id.map_or(0, |(dev, _)| dev))
             }
-            return;
-        }
-        Err(e) => {
-            let path = bytes_to_path(job.path.clone());
-            // A root that exists but cannot be read is listed, then reported (as find).
-            if job.depth == 0 && opts.min_depth == 0 {
-                if let Ok(m) = sys::stat_path(&path, StatMask::TYPE, true) {
-                    if visit_root(state, scope, &job.path, m.file_type()) == Control::Stop {
-                        return;
-                    }
+            RootStart::Single(file_type) => {
+                visit_root(ctx, state, scope, path, file_type);
+                return;
+            }
+            RootStart::Unreadable(file_type, e) => {
+                // A root that exists but cannot be read is listed, then reported.
+                if visit_root(ctx, state, scope, path, file_type) != Control::Stop {
+                    report(
+                        state,
+                        scope,
+                        Error::io(bytes_to_path(path.to_vec()), 0, e),
+                        None,
+                    );
                 }
+                return;
             }
-            report(state, scope, Error::io(path, job.depth, e));
-            return;
-        }
-    };
-    if job.depth == 0 {
-        job.root_dev = id.map_or(0, |(dev, _)| dev);
-        if opts.min_depth == 0 {
-            match visit_root(state, scope, &job.path, FileType::Dir) {
-                Control::Continue => {}
-                Control::Skip => return,
-                Control::Stop => return,
+            RootStart::Failed(e) => {
+                report(
+                    state,
+                    scope,
+                    Error::io(bytes_to_path(path.to_vec()), 0, e),
+                    None,
+                );
+                return;
             }
         }
-        if opts.max_depth == 0 {
-            return;
+    } else {
+        match scope.io(|| open(&job, opts)) {
+            // A mount point the walk does not cross (known only once opened, when its
+            // entry could not be identified).
+            Ok((_, id)) if opts.off_fs(id, job.root_dev) => {
+                finish(ctx, state, job.parent, scope);
+                return;
+            }
+            Ok((dir, id)) => (dir, id, job.root_dev),
+            Err(e) => {
+                let err = Error::io(bytes_to_path(path.to_vec()), job.depth, e);
+                let parent = job.parent.0.as_deref().map(|p| &p.state);
+                report(state, scope, err, parent);
+                finish(ctx, state, job.parent, scope);
+                return;
+            }
         }
-    } else if opts.off_fs(id, job.root_dev) {
-        return;
-    }
-    let ancestors = match (opts.follow_links, id) {
-        (true, Some(id)) => Some(Arc::new(Ancestor {
-            id,
-            path_len: job.path.len(),
-            parent: job.ancestors.take(),
-        })),
-        _ => None,
     };
     state.list.clear();
     let read = scope.io(|| {
@@ -330,44 +435,67 @@ fn run_job<V: ParallelVisitor>(
             .resolve_all(&dir, opts.follow_links, opts.same_file_system);
         r
     });
-    if let Err(e) = read {
-        report(
-            state,
-            scope,
-            Error::io(bytes_to_path(job.path.clone()), job.depth, e),
-        );
-    }
-    // Keep this directory's handle for its subdirectories' jobs while the budget
-    // allows; past it, they open themselves from the nearest kept ancestor.
-    let has_dirs = state.list.last_dir().is_some() && job.depth + 1 < opts.max_depth;
-    let mut handle: Option<Arc<Handle>> = None;
-    let mut dir = Some(dir);
-    // Where the subdirectories' jobs open from: this directory's handle if it can be
-    // kept; else the job's own base, with this directory's identity to check on the way.
+    // Keep this directory's handle for its subdirectories' jobs (and, with
+    // `keep_handles`, until it is left) while the budget allows; past it, they open
+    // themselves from the nearest kept ancestor, checking this one's identity.
+    let depth = job.depth + 1;
+    let has_dirs = state.list.last_dir().is_some() && depth < opts.max_depth;
     let mut own_id = id;
-    let child_base = |handle: &mut Option<Arc<Handle>>,
-                      dir: &mut Option<Dir>,
-                      own_id: &mut Option<(u64, u64)>,
-                      job: &DirJob| {
-        if handle.is_none() {
-            if let Some(d) = dir.take() {
-                // A root's handle is always kept: every job below has a base.
-                match Handle::share(d, &ctx.open, ctx.keep_limit, job.depth == 0) {
-                    Ok(h) => *handle = Some(h),
-                    Err(d) => {
-                        if own_id.is_none() {
-                            *own_id = d.stat(StatMask::TYPE).ok().map(|m| (m.dev, m.ino));
-                        }
-                    }
+    let (handle, local) = if has_dirs || opts.keep_handles {
+        // A root's handle is always kept: every job below has a base.
+        match Handle::share(dir, &ctx.open, ctx.keep_limit, job.depth == 0) {
+            Ok(h) => (Some(h), None),
+            Err(d) => {
+                if own_id.is_none() {
+                    own_id = node::identify(&d).ok();
                 }
+                (None, Some(d))
             }
         }
-        match handle {
-            Some(h) => (Some((h.clone(), job.path.len())), None),
-            None => (job.base.clone(), *own_id),
-        }
+    } else {
+        (None, Some(dir))
     };
-    let depth = job.depth + 1;
+    let DirJob {
+        parent,
+        base,
+        path,
+        name_start,
+        depth: own_depth,
+        via_link,
+        ..
+    } = job;
+    let parent_state = parent.0.as_deref().map(|p| &p.state);
+    let dir_ref = match (&handle, &local) {
+        (Some(h), _) => &h.dir,
+        (None, Some(d)) => d,
+        (None, None) => unreachable!("the handle is shared or local"),
+    };
+    let event = DirEvent {
+        path: &path[..path.len() - 1],
+        name: c_name(&path, name_start, own_depth),
+        depth: own_depth,
+        dir: Some(dir_ref),
+        parent: parent.0.as_deref().and_then(|p| p.dir()),
+    };
+    let dir_state = state.visitor.enter(&event, parent_state);
+    let node = Arc::new(Node {
+        parent,
+        path,
+        name_start,
+        depth: own_depth,
+        id: own_id,
+        via_link,
+        handle: if opts.keep_handles {
+            handle.clone()
+        } else {
+            None
+        },
+        state: dir_state,
+    });
+    if let Err(e) = read {
+        let err = Error::io(bytes_to_path(node.path().to_vec()), own_depth, e);
+        report(state, scope, err, Some(&node.state));
+    }
     let mut stop = false;
     for i in 0..state.list.items.len() {
         if scope.is_stopped() {
@@ -377,38 +505,40 @@ fn run_job<V: ParallelVisitor>(
         let (file_type, followed_link, target) = match state.list.resolved(&item) {
             Ok(typed) => typed,
             Err(e) => {
-                let path = join(&job.path, state.list.name(&item));
-                report(state, scope, Error::io(path, depth, e));
+                let path = join(node.path(), state.list.name(&item));
+                report(state, scope, Error::io(path, depth, e), Some(&node.state));
                 continue;
             }
         };
-        if let Some(t) = target {
-            let mut a = ancestors.as_deref();
-            let mut looped = None;
-            while let Some(anc) = a {
-                if anc.id == t {
-                    looped = Some(anc.path_len);
-                    break;
-                }
-                a = anc.parent.as_deref();
-            }
-            if let Some(len) = looped {
-                let path = join(&job.path, state.list.name(&item));
-                let ancestor = bytes_to_path(job.path[..len].to_vec());
-                report(state, scope, Error::fs_loop(path, depth, ancestor));
+        if let Some(t) = target.filter(|_| opts.follow_links) {
+            let ancestors = node.lineage().map(|n| (n.id, n.path.len() - 1));
+            if let Some(len) = node::find_loop(ancestors, t) {
+                let path = join(node.path(), state.list.name(&item));
+                let ancestor = bytes_to_path(node.path[..len].to_vec());
+                report(
+                    state,
+                    scope,
+                    Error::fs_loop(path, depth, ancestor),
+                    Some(&node.state),
+                );
                 continue;
             }
         }
         let entry = Entry {
-            parent: &job.path,
+            parent: node.path(),
             name: state.list.name(&item),
             depth,
             file_type,
             followed_link,
             ino: item.ino,
+            dir: Some(dir_ref),
+            c_name: Some(state.list.c_name(&item)),
         };
+        if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
+            continue;
+        }
         let control = if depth >= opts.min_depth {
-            state.visitor.visit(Ok(&entry))
+            state.visitor.entry(Ok(&entry), Some(&node.state))
         } else {
             Control::Continue
         };
@@ -421,26 +551,138 @@ fn run_job<V: ParallelVisitor>(
             Control::Continue => {}
         }
         // A mount point is printed, not opened: its device is known from its entry.
-        if file_type == FileType::Dir && has_dirs && !opts.off_fs(target, job.root_dev) {
-            let mut path = Vec::with_capacity(job.path.len() + entry.name.len() + 1);
-            path.extend_from_slice(&job.path);
+        if file_type == FileType::Dir && has_dirs && !opts.off_fs(target, root_dev) {
+            let own = node.path();
+            let mut path = Vec::with_capacity(own.len() + entry.name.len() + 2);
+            path.extend_from_slice(own);
             if !path.ends_with(b"/") {
                 path.push(b'/');
             }
-            path.extend_from_slice(state.list.name(&item));
-            let (base, parent_id) = child_base(&mut handle, &mut dir, &mut own_id, &job);
+            let name_start = path.len();
+            path.extend_from_slice(entry.name);
+            path.push(0);
+            // Where the subdirectory opens from: this directory's handle if it is
+            // kept; else this job's own base, with this directory's identity to check
+            // on the way.
+            let (base, parent_id) = match &handle {
+                Some(h) => (Some((h.clone(), own.len())), None),
+                None => (base.clone(), own_id),
+            };
             scope.push(DirJob {
+                parent: Parent(Some(node.clone())),
                 base,
                 path,
+                name_start,
                 depth,
                 via_link: followed_link,
-                ancestors: ancestors.clone(),
-                root_dev: job.root_dev,
+                root_dev,
                 parent_id,
             });
         }
     }
+    drop((handle, local, base));
     if stop {
         scope.stop();
+        return;
     }
+    finish(ctx, state, Parent(Some(node)), scope);
+}
+
+/// Lets go of a job's reference to a node (its own, or its parent's when it entered
+/// nothing): the last reference leaves the node, and so up the tree, in a loop.
+fn finish<V: Visitor>(
+    ctx: &Ctx,
+    state: &mut WorkerState<V>,
+    mut node: Parent<V::State>,
+    scope: &Scope<'_, DirJob<V::State>>,
+) {
+    while let Some(n) = node.0.take() {
+        let Some(mut n) = Arc::into_inner(n) else {
+            return;
+        };
+        if scope.is_stopped() {
+            return;
+        }
+        let parent = Parent(n.parent.0.take());
+        leave(ctx, state, n, parent.0.as_deref());
+        node = parent;
+    }
+}
+
+/// Leaves a node: its handle and its parent's are given, had back if they had to be
+/// closed, when the walk keeps handles.
+fn leave<V: Visitor>(
+    ctx: &Ctx,
+    state: &mut WorkerState<V>,
+    n: Node<V::State>,
+    parent: Option<&Node<V::State>>,
+) {
+    let mut own = None;
+    let mut up = None;
+    if ctx.opts.keep_handles {
+        if n.handle.is_none() {
+            match reopen(&n, parent) {
+                Ok(d) => own = Some(d),
+                Err(e) => {
+                    let err = Error::io(bytes_to_path(n.path().to_vec()), n.depth, e);
+                    let _ = state.visitor.entry(Err(err), parent.map(|p| &p.state));
+                }
+            }
+        }
+        if let Some(p) = parent.filter(|p| p.handle.is_none()) {
+            let from = n.dir().or(own.as_ref());
+            let climbed = match (from, p.id) {
+                (Some(d), Some(id)) if !n.via_link => node::open_parent(d, id),
+                _ => None,
+            };
+            up = match climbed {
+                Some(d) => Some(d),
+                None => match reopen(p, p.parent.0.as_deref()) {
+                    Ok(d) => Some(d),
+                    Err(e) => {
+                        let err = Error::io(bytes_to_path(p.path().to_vec()), p.depth, e);
+                        let _ = state.visitor.entry(Err(err), Some(&p.state));
+                        None
+                    }
+                },
+            };
+        }
+    }
+    let Node {
+        path,
+        name_start,
+        depth,
+        handle,
+        state: dir_state,
+        ..
+    } = n;
+    let event = DirEvent {
+        path: &path[..path.len() - 1],
+        name: c_name(&path, name_start, depth),
+        depth,
+        dir: handle.as_ref().map(|h| &h.dir).or(own.as_ref()),
+        parent: parent.and_then(|p| p.dir()).or(up.as_ref()),
+    };
+    state.visitor.leave(&event, dir_state);
+}
+
+/// Opens a node's directory again from its nearest ancestor whose handle is kept, one
+/// component at a time, checked against its recorded identity.
+fn reopen<S>(n: &Node<S>, parent: Option<&Node<S>>) -> io::Result<Dir> {
+    let mut below = vec![n];
+    let mut cur = parent;
+    while let Some(p) = cur {
+        if let Some(dir) = p.dir() {
+            let components = below
+                .iter()
+                .rev()
+                .map(|b| (&b.path[b.name_start..b.path.len() - 1], b.via_link));
+            return node::reopen(dir, components, n.id);
+        }
+        below.push(p);
+        cur = p.parent.0.as_deref();
+    }
+    Err(io::Error::other(
+        "no open ancestor to reopen the directory from",
+    ))
 }

@@ -2,13 +2,15 @@
 //! a bounded number of open handles.
 
 use super::ahead::{ReadAhead, Root, Take, child_key};
+use super::event::{DirEvent, Entries, Visitor};
 use super::listing::{Item, Listing};
+use super::node::{self, Id, RootStart};
 use super::{
     Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join,
     path_to_bytes,
 };
-use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
-use std::ffi::CString;
+use crate::sys::{Dir, DirBuf, FileType};
+use std::ffi::CStr;
 use std::io;
 use std::path::PathBuf;
 
@@ -36,6 +38,11 @@ pub struct Walk {
     /// Handles the frames may hold: the whole budget, or half of it beside a read-ahead
     /// (which keeps to the other half).
     budget: usize,
+    /// Report entering and leaving directories ([`Walk::visit_events`]).
+    events: bool,
+    /// The frame just left, kept until the next step: its handle and path are lent to
+    /// the leave event.
+    leaving: Option<Frame>,
 }
 
 /// One directory on the way down.
@@ -53,7 +60,7 @@ struct Frame {
     depth: usize,
     /// (device, inode), when known: always with `follow_links` or `same_file_system`,
     /// else recorded when the handle is closed early, to check a reopening.
-    id: Option<(u64, u64)>,
+    id: Option<Id>,
     /// Entered through a symbolic link (reopen by following it).
     via_link: bool,
 }
@@ -61,7 +68,7 @@ struct Frame {
 /// What to descend into before reporting anything more.
 enum Pending {
     None,
-    Root(Dir, Option<(u64, u64)>),
+    Root(Dir, Option<Id>),
     /// The entry just reported from the top frame.
     Child {
         via_link: bool,
@@ -78,6 +85,18 @@ enum Step {
         followed_link: bool,
     },
     Error(Error),
+    /// The top frame was just pushed.
+    Enter,
+    /// The frame in `leaving` was just popped.
+    Leave,
+}
+
+/// What [`Walk::descend`] did.
+enum Descent {
+    /// Nothing entered (a mount point the walk does not cross).
+    None,
+    /// A frame pushed, with the error that cut its reading short, if any.
+    Entered(Option<Error>),
 }
 
 fn entry<'a>(
@@ -94,6 +113,22 @@ fn entry<'a>(
         file_type,
         followed_link,
         ino: item.ino,
+        dir: frame.dir.as_ref(),
+        c_name: Some(frame.list.c_name(item)),
+    }
+}
+
+/// A root as an entry (depth 0).
+fn root_entry(path: &[u8], file_type: FileType) -> Entry<'_> {
+    Entry {
+        parent: b"",
+        name: path,
+        depth: 0,
+        file_type,
+        followed_link: false,
+        ino: 0,
+        dir: None,
+        c_name: None,
     }
 }
 
@@ -106,26 +141,26 @@ impl Walk {
             0 => super::pool::cores(),
             n => n,
         };
-        // With read-ahead, half the handle budget is the walker's. Of the other half,
-        // each worker holds the directory it reads and the root's handle is one more;
-        // the rest may be shared with queued subdirectories.
-        let walker_budget = (b.opts.fd_budget / 2).max(3);
-        let ahead_budget = b.opts.fd_budget.saturating_sub(walker_budget);
-        let max_workers = ahead_budget.saturating_sub(1) / 2;
+        let share = super::Budget::new(b.opts.fd_budget).sorted();
         // The walker reads too (whenever the directory it needs is being read), so it
-        // counts as one of the threads.
-        let workers = (threads - 1).min(max_workers);
-        let ahead =
-            (b.opts.sort && b.opts.read_ahead && workers > 0 && b.filter.is_none()).then(|| {
+        // counts as one of the threads. A walk that keeps handles for its visitor reads
+        // alone: a listing read ahead comes without its handle.
+        let workers = (threads - 1).min(share.max_workers);
+        let ahead = (b.opts.sort
+            && b.opts.read_ahead
+            && workers > 0
+            && b.filter.is_none()
+            && !b.opts.keep_handles)
+            .then(|| {
                 // By default, more workers when reads wait on the disk (a cold cache).
                 let max = match b.opts.threads {
-                    0 => max_workers.min(31),
+                    0 => super::Budget::new(b.opts.fd_budget).sorted_io_workers(),
                     _ => workers,
                 };
-                ReadAhead::new(&b.opts, workers, max, ahead_budget)
+                ReadAhead::new(&b.opts, workers, max, share.ahead)
             });
         let budget = if ahead.is_some() {
-            walker_budget
+            share.walker
         } else {
             b.opts.fd_budget
         };
@@ -143,7 +178,15 @@ impl Walk {
             budget,
             ahead,
             queued_error: None,
+            events: false,
+            leaving: None,
         }
+    }
+
+    /// Whether handles are kept until their directory is left (not closed as soon as no
+    /// subdirectory is left to open).
+    fn hold(&self) -> bool {
+        self.opts.keep_handles || self.events
     }
 
     /// Calls `f` with every entry (or error) in turn; `f` says whether to go on, to skip
@@ -163,14 +206,82 @@ impl Walk {
     /// });
     /// assert!(files > 0);
     /// ```
-    pub fn visit<F>(&mut self, mut f: F)
+    pub fn visit<F>(&mut self, f: F)
     where
         F: FnMut(Result<&Entry<'_>, Error>) -> Control,
     {
-        while let Some(item) = self.next_entry() {
-            let control = match item {
-                Ok(e) => f(Ok(&e)),
-                Err(e) => f(Err(e)),
+        self.run(&mut Entries(f), false);
+    }
+
+    /// Runs the walk with events: `visitor` sees every entry, and every directory
+    /// entered and left (see [`Visitor`] for the order), in this walk's order (sorted
+    /// with [`WalkBuilder::sort`]).
+    ///
+    /// ```
+    /// use ftw::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder};
+    ///
+    /// /// Counts the files below each directory, handing each total to its parent.
+    /// struct Files(Vec<(usize, u64)>, Vec<u64>);
+    /// impl Visitor for Files {
+    ///     type State = ();
+    ///     fn enter(&mut self, _: &DirEvent<'_>, _: Option<&()>) {
+    ///         self.1.push(0);
+    ///     }
+    ///     fn entry(&mut self, e: Result<&Entry<'_>, Error>, _: Option<&()>) -> Control {
+    ///         if !e.unwrap().is_dir() {
+    ///             *self.1.last_mut().unwrap() += 1;
+    ///         }
+    ///         Control::Continue
+    ///     }
+    ///     fn leave(&mut self, d: &DirEvent<'_>, _: ()) {
+    ///         let n = self.1.pop().unwrap();
+    ///         if let Some(up) = self.1.last_mut() {
+    ///             *up += n;
+    ///         }
+    ///         self.0.push((d.depth(), n));
+    ///     }
+    /// }
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(tmp.path().join("a/b"))?;
+    /// std::fs::write(tmp.path().join("a/f"), b"")?;
+    /// std::fs::write(tmp.path().join("a/b/g"), b"")?;
+    /// let mut v = Files(Vec::new(), Vec::new());
+    /// WalkBuilder::new(tmp.path()).sort(true).build().visit_events(&mut v);
+    /// // Left deepest first: a/b (1 file), a (2), the root (2).
+    /// assert_eq!(v.0, vec![(2, 1), (1, 2), (0, 2)]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn visit_events<V: Visitor>(&mut self, visitor: &mut V) {
+        self.run(visitor, true);
+    }
+
+    fn run<V: Visitor>(&mut self, v: &mut V, events: bool) {
+        self.events = events;
+        let mut states: Vec<V::State> = Vec::new();
+        while let Some(step) = self.advance() {
+            let control = match step {
+                Step::Error(e) => v.entry(Err(e), states.last()),
+                Step::Root { file_type } => v.entry(Ok(&root_entry(&self.path, file_type)), None),
+                Step::Child {
+                    file_type,
+                    followed_link,
+                } => {
+                    let top = self.stack.last().expect("a child step has a frame");
+                    let item = &top.list.items[top.cursor - 1];
+                    let e = entry(&self.path, top, item, file_type, followed_link);
+                    v.entry(Ok(&e), states.last())
+                }
+                Step::Enter => {
+                    let state = v.enter(&self.enter_event(), states.last());
+                    states.push(state);
+                    Control::Continue
+                }
+                Step::Leave => {
+                    let state = states.pop().expect("a directory left was entered");
+                    v.leave(&self.leave_event(), state);
+                    Control::Continue
+                }
             };
             match control {
                 Control::Continue => {}
@@ -178,20 +289,46 @@ impl Walk {
                 Control::Stop => break,
             }
         }
+        self.finish_leave();
+        self.events = false;
+    }
+
+    /// The name, ready for the kernel, of the entry the top frame reported last (the
+    /// directory being entered or left, while its frame is on top or leaving).
+    fn current_name(parent: Option<&Frame>) -> Option<&CStr> {
+        parent.map(|p| p.list.c_name(&p.list.items[p.cursor - 1]))
+    }
+
+    fn enter_event(&self) -> DirEvent<'_> {
+        let n = self.stack.len();
+        let top = &self.stack[n - 1];
+        let parent = n.checked_sub(2).map(|i| &self.stack[i]);
+        DirEvent {
+            path: &self.path,
+            name: Walk::current_name(parent),
+            depth: top.depth,
+            dir: top.dir.as_ref(),
+            parent: parent.and_then(|p| p.dir.as_ref()),
+        }
+    }
+
+    fn leave_event(&self) -> DirEvent<'_> {
+        let frame = self.leaving.as_ref().expect("a frame leaving");
+        let parent = self.stack.last();
+        DirEvent {
+            path: &self.path[..frame.path_len],
+            name: Walk::current_name(parent),
+            depth: frame.depth,
+            dir: frame.dir.as_ref(),
+            parent: parent.and_then(|p| p.dir.as_ref()),
+        }
     }
 
     /// The next entry (borrowed until the next call) or error; `None` at the end.
     pub fn next_entry(&mut self) -> Option<Result<Entry<'_>, Error>> {
         match self.advance()? {
             Step::Error(e) => Some(Err(e)),
-            Step::Root { file_type } => Some(Ok(Entry {
-                parent: b"",
-                name: &self.path,
-                depth: 0,
-                file_type,
-                followed_link: false,
-                ino: 0,
-            })),
+            Step::Root { file_type } => Some(Ok(root_entry(&self.path, file_type))),
             Step::Child {
                 file_type,
                 followed_link,
@@ -200,6 +337,7 @@ impl Walk {
                 let item = &top.list.items[top.cursor - 1];
                 Some(Ok(entry(&self.path, top, item, file_type, followed_link)))
             }
+            Step::Enter | Step::Leave => unreachable!("events are only made for visit_events"),
         }
     }
 
@@ -219,21 +357,27 @@ impl Walk {
     }
 
     fn advance(&mut self) -> Option<Step> {
+        self.finish_leave();
         if let Some(err) = self.queued_error.take() {
             return Some(Step::Error(err));
         }
         loop {
-            match std::mem::replace(&mut self.pending, Pending::None) {
-                Pending::None => {}
-                Pending::Root(dir, id) => {
-                    if let Err(e) = self.push_root(dir, id) {
-                        return Some(Step::Error(e));
-                    }
+            let entered = match std::mem::replace(&mut self.pending, Pending::None) {
+                Pending::None => Descent::None,
+                Pending::Root(dir, id) => Descent::Entered(self.push_root(dir, id).err()),
+                Pending::Child { via_link } => match self.descend(via_link) {
+                    Ok(d) => d,
+                    Err(e) => return Some(Step::Error(e)),
+                },
+            };
+            if let Descent::Entered(err) = entered {
+                if self.events {
+                    // The directory is entered, then what cut its reading short told.
+                    self.queued_error = err;
+                    return Some(Step::Enter);
                 }
-                Pending::Child { via_link } => {
-                    if let Err(e) = self.descend(via_link) {
-                        return Some(Step::Error(e));
-                    }
+                if let Some(e) = err {
+                    return Some(Step::Error(e));
                 }
             }
             let Some(top) = self.stack.last_mut() else {
@@ -245,6 +389,10 @@ impl Walk {
             };
             if top.cursor >= top.list.items.len() {
                 self.pop();
+                if self.events {
+                    return Some(Step::Leave);
+                }
+                self.finish_leave();
                 continue;
             }
             let item = top.list.items[top.cursor];
@@ -259,9 +407,10 @@ impl Walk {
             };
             let top = self.stack.last().expect("frame");
             if let Some(id) = target.filter(|_| self.opts.follow_links) {
-                if let Some(anc) = self.stack.iter().find(|f| f.id == Some(id)) {
+                let ancestors = self.stack.iter().map(|f| (f.id, f.path_len));
+                if let Some(len) = node::find_loop(ancestors, id) {
                     let path = join(&self.path[..top.path_len], top.list.name(&item));
-                    let ancestor = bytes_to_path(self.path[..anc.path_len].to_vec());
+                    let ancestor = bytes_to_path(self.path[..len].to_vec());
                     if let Some(ahead) = &mut self.ahead {
                         // Queued by the workers (a followed link to a directory), never
                         // to be entered.
@@ -270,7 +419,7 @@ impl Walk {
                     return Some(Step::Error(Error::fs_loop(path, depth, ancestor)));
                 }
             }
-            if let Some(filter) = self.filter.as_mut() {
+            if let Some(filter) = &self.filter {
                 if !filter(&entry(&self.path, top, &item, file_type, followed_link)) {
                     continue;
                 }
@@ -283,6 +432,11 @@ impl Walk {
                 };
             }
             if depth >= self.opts.min_depth {
+                if self.opts.keep_handles && top.dir.is_none() {
+                    // Its handle could not be had back when a child was left: a last try
+                    // (the entry is reported either way, without it if that fails).
+                    let _ = self.ensure_open(self.stack.len() - 1);
+                }
                 return Some(Step::Child {
                     file_type,
                     followed_link,
@@ -295,57 +449,27 @@ impl Walk {
     fn start_root(&mut self, root: PathBuf) -> Option<Step> {
         self.path.clear();
         self.path.extend_from_slice(&path_to_bytes(&root));
-        let want_id = self.opts.follow_links || self.opts.same_file_system;
-        let file_type = match Dir::open(&root) {
-            Ok(dir) => {
-                let id = if want_id {
-                    match dir.stat(StatMask::TYPE) {
-                        Ok(m) => Some((m.dev, m.ino)),
-                        Err(e) => return Some(Step::Error(Error::io(root, 0, e))),
-                    }
-                } else {
-                    None
-                };
+        let file_type = match node::start_root(&root, &self.opts) {
+            RootStart::Dir(dir, id) => {
                 self.root_dev = id.map_or(0, |(dev, _)| dev);
                 if self.opts.max_depth > 0 {
                     self.pending = Pending::Root(dir, id);
                 }
                 FileType::Dir
             }
-            Err(e) => match e.raw_os_error() {
-                // Not a directory (or a dangling link): a root that is a single entry.
-                Some(20) | Some(2) => {
-                    let follow = e.raw_os_error() == Some(20);
-                    match sys::stat_path(&root, StatMask::TYPE, follow) {
-                        Ok(m) => m.file_type(),
-                        Err(_) => return Some(Step::Error(Error::io(root, 0, e))),
-                    }
-                }
-                _ => {
-                    // A root that exists but cannot be read is listed, then reported
-                    // (as find does).
-                    let err = Error::io(root.clone(), 0, e);
-                    match sys::stat_path(&root, StatMask::TYPE, true) {
-                        Ok(m) if self.opts.min_depth == 0 => {
-                            self.queued_error = Some(err);
-                            m.file_type()
-                        }
-                        _ => return Some(Step::Error(err)),
-                    }
-                }
-            },
+            RootStart::Single(file_type) => file_type,
+            RootStart::Unreadable(file_type, e) if self.opts.min_depth == 0 => {
+                self.queued_error = Some(Error::io(root, 0, e));
+                file_type
+            }
+            RootStart::Unreadable(_, e) | RootStart::Failed(e) => {
+                return Some(Step::Error(Error::io(root, 0, e)));
+            }
         };
-        if let Some(filter) = self.filter.as_mut() {
-            let e = Entry {
-                parent: b"",
-                name: &self.path,
-                depth: 0,
-                file_type,
-                followed_link: false,
-                ino: 0,
-            };
-            if !filter(&e) {
+        if let Some(filter) = &self.filter {
+            if !filter(&root_entry(&self.path, file_type)) {
                 self.pending = Pending::None;
+                self.queued_error = None;
                 return None;
             }
         }
@@ -355,7 +479,7 @@ impl Walk {
     /// Enters the directory last reported from the top frame: takes it from the
     /// read-ahead if a worker read it, else opens it from the parent's handle and reads
     /// it; then pushes its frame.
-    fn descend(&mut self, via_link: bool) -> Result<(), Error> {
+    fn descend(&mut self, via_link: bool) -> Result<Descent, Error> {
         let parent = self.stack.len() - 1;
         let item = {
             let top = &self.stack[parent];
@@ -372,51 +496,40 @@ impl Walk {
             None => Take::Yourself(None),
         };
         let read_here = !matches!(take, Take::Ready(_));
+        let want_id = self.opts.wants_ids();
         let (dir, id, list, read_res) = match take {
             Take::Ready(Err(e)) => return Err(Error::io(child_path(self), depth, e)),
             Take::Ready(Ok(r)) => (None, r.id, Some(r.list), r.read_error.map_or(Ok(()), Err)),
             Take::Yourself(shared) => {
-                if shared.is_some() {
-                    self.make_room(1, &[parent]);
-                }
-                let name = self.stack[parent].list.c_name(&item);
                 let opened = match shared {
                     // The read-ahead shares the parent's handle.
-                    Some(h) if via_link => h.dir.open_at_follow(name),
-                    Some(h) => h.dir.open_at(name),
+                    Some(h) => {
+                        self.make_room(1, &[parent]);
+                        let name = self.stack[parent].list.c_name(&item);
+                        node::open_child(&h.dir, name, via_link, want_id)
+                    }
                     None => {
                         self.make_room(2, &[parent]);
                         self.ensure_open(parent).and_then(|()| {
                             let top = &self.stack[parent];
                             let dir = top.dir.as_ref().expect("ensured");
-                            let name = top.list.c_name(&item);
-                            if via_link {
-                                dir.open_at_follow(name)
-                            } else {
-                                dir.open_at(name)
-                            }
+                            node::open_child(dir, top.list.c_name(&item), via_link, want_id)
                         })
                     }
                 };
-                let dir = opened.map_err(|e| Error::io(child_path(self), depth, e))?;
-                let id = if self.opts.follow_links || self.opts.same_file_system {
-                    let m = dir
-                        .stat(StatMask::TYPE)
-                        .map_err(|e| Error::io(child_path(self), depth, e))?;
-                    Some((m.dev, m.ino))
-                } else {
-                    None
-                };
+                let (dir, id) = opened.map_err(|e| Error::io(child_path(self), depth, e))?;
                 (Some(dir), id, None, Ok(()))
             }
         };
-        // The parent's handle is no longer needed once no later entry can be a directory.
+        // The parent's handle is no longer needed once no later entry can be a directory
+        // (unless the walk keeps handles until directories are left).
+        let hold = self.hold();
         let top = &mut self.stack[parent];
-        if top.last_dir.is_none_or(|last| top.cursor > last) && top.dir.take().is_some() {
+        if !hold && top.last_dir.is_none_or(|last| top.cursor > last) && top.dir.take().is_some() {
             self.open -= 1;
         }
         if self.opts.off_fs(id, self.root_dev) {
-            return Ok(());
+            return Ok(Descent::None);
         }
         if name_start > self.path.len() {
             self.path.push(b'/');
@@ -436,7 +549,10 @@ impl Walk {
             }
         }
         self.push_listing(dir, list, id, depth, via_link, name_start);
-        read_res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), depth, e))
+        let err = read_res
+            .err()
+            .map(|e| Error::io(bytes_to_path(self.path.clone()), depth, e));
+        Ok(Descent::Entered(err))
     }
 
     /// Reads `dir` whole into a listing (sorted if asked, every type resolved). On an
@@ -465,13 +581,17 @@ impl Walk {
         &mut self,
         dir: Option<Dir>,
         list: Listing,
-        id: Option<(u64, u64)>,
+        id: Option<Id>,
         depth: usize,
         via_link: bool,
         name_start: usize,
     ) {
         let last_dir = list.last_dir();
-        let dir = if last_dir.is_some() { dir } else { None };
+        let dir = if last_dir.is_some() || self.hold() {
+            dir
+        } else {
+            None
+        };
         if dir.is_some() {
             self.open += 1;
         }
@@ -489,7 +609,7 @@ impl Walk {
     }
 
     /// Reads a root and pushes its frame.
-    fn push_root(&mut self, dir: Dir, id: Option<(u64, u64)>) -> Result<(), Error> {
+    fn push_root(&mut self, dir: Dir, id: Option<Id>) -> Result<(), Error> {
         let key = self.ahead.as_mut().map(|ahead| {
             // The same directory the walker reads, not the path opened again.
             let root = dir.try_clone().ok();
@@ -509,8 +629,41 @@ impl Walk {
         res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), 0, e))
     }
 
+    /// Pops the top frame into `leaving`. When the walk keeps handles, the parent's
+    /// handle is had back first, if it was closed: through the child's `..`, checked,
+    /// one call a level (so a deep chain is climbed in linear time), else from an open
+    /// ancestor.
     fn pop(&mut self) {
         let frame = self.stack.pop().expect("a frame to pop");
+        if self.opts.keep_handles {
+            if let Some(i) = self.stack.len().checked_sub(1) {
+                if self.stack[i].dir.is_none() {
+                    let up = match (&frame.dir, self.stack[i].id) {
+                        (Some(d), Some(id)) if !frame.via_link => node::open_parent(d, id),
+                        _ => None,
+                    };
+                    match up {
+                        Some(d) => {
+                            self.make_room(1, &[i]);
+                            self.stack[i].dir = Some(d);
+                            self.open += 1;
+                        }
+                        None => {
+                            let _ = self.ensure_open(i);
+                        }
+                    }
+                }
+            }
+        }
+        self.leaving = Some(frame);
+    }
+
+    /// Lets go of the frame left last: its handle, its listing (kept for its memory), its
+    /// part of the path.
+    fn finish_leave(&mut self) {
+        let Some(frame) = self.leaving.take() else {
+            return;
+        };
         if frame.dir.is_some() {
             self.open -= 1;
         }
@@ -534,7 +687,7 @@ impl Walk {
                 let frame = &mut self.stack[i];
                 if let Some(dir) = frame.dir.take() {
                     if frame.id.is_none() {
-                        frame.id = dir.stat(StatMask::TYPE).ok().map(|m| (m.dev, m.ino));
+                        frame.id = node::identify(&dir).ok();
                     }
                     self.open -= 1;
                 }
@@ -552,43 +705,27 @@ impl Walk {
         }
         let anc = (0..i).rev().find(|&k| self.stack[k].dir.is_some());
         self.make_room(2, &[anc.unwrap_or(usize::MAX)]);
-        let component = |k: usize| {
-            let f = &self.stack[k];
-            CString::new(&self.path[f.name_start..f.path_len])
-                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+        let components = |from: usize| {
+            self.stack[from..=i]
+                .iter()
+                .map(|f| (&self.path[f.name_start..f.path_len], f.via_link))
         };
-        let (mut cur, from) = match anc {
+        let dir = match anc {
             Some(j) => {
-                let parent = self.stack[j].dir.as_ref().expect("open ancestor");
-                let f = &self.stack[j + 1];
-                let name = component(j + 1)?;
-                let d = if f.via_link {
-                    parent.open_at_follow(&name)?
+                let from = self.stack[j].dir.as_ref().expect("open ancestor");
+                node::reopen(from, components(j + 1), self.stack[i].id)?
+            }
+            None => {
+                let root = Dir::open(&bytes_to_path(self.path[..self.stack[0].path_len].to_vec()))?;
+                if i == 0 {
+                    node::check(&root, self.stack[0].id)?;
+                    root
                 } else {
-                    parent.open_at(&name)?
-                };
-                (d, j + 1)
+                    node::reopen(&root, components(1), self.stack[i].id)?
+                }
             }
-            None => (
-                Dir::open(&bytes_to_path(self.path[..self.stack[0].path_len].to_vec()))?,
-                0,
-            ),
         };
-        for k in from + 1..=i {
-            let name = component(k)?;
-            cur = if self.stack[k].via_link {
-                cur.open_at_follow(&name)?
-            } else {
-                cur.open_at(&name)?
-            };
-        }
-        if let Some(id) = self.stack[i].id {
-            let m = cur.stat(StatMask::TYPE)?;
-            if (m.dev, m.ino) != id {
-                return Err(io::Error::other("directory replaced during the walk"));
-            }
-        }
-        self.stack[i].dir = Some(cur);
+        self.stack[i].dir = Some(dir);
         self.open += 1;
         Ok(())
     }

@@ -309,7 +309,7 @@ fn two_hundred_dirs() -> tempfile::TempDir {
 fn workers_are_added_when_reads_wait() {
     let tmp = two_hundred_dirs();
     let cores = pool::cores();
-    let max = max_io_threads(default_fd_budget());
+    let max = Budget::from_limit().max_io_threads();
     if cores >= max {
         println!("skipped: {cores} cores, no room to grow below {max} threads");
         return;
@@ -350,7 +350,10 @@ fn workers_are_added_when_reads_wait() {
 fn threads_asked_beyond_the_handle_budget_are_capped() {
     let tmp = two_hundred_dirs();
     // Each worker holds handles of its own: 32 of them would need far more than 12.
-    for (asked, cap) in [(32, max_threads(12)), (0, max_io_threads(12))] {
+    for (asked, cap) in [
+        (32, Budget::new(12).max_threads()),
+        (0, Budget::new(12).max_io_threads()),
+    ] {
         let stats = WalkBuilder::new(tmp.path())
             .threads(asked)
             .fd_budget(12)
