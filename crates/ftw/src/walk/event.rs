@@ -120,8 +120,9 @@ impl<'a> DirEvent<'a> {
         self.dir
     }
 
-    /// The parent directory's handle, on the same terms as [`DirEvent::dir`]; `None` for
-    /// a root.
+    /// The parent directory's handle; `None` for a root. On leaving, on the same terms
+    /// as [`DirEvent::dir`]; on entering, where it happens to be open (the walk may
+    /// have opened the directory from an older ancestor).
     pub fn parent_dir(&self) -> Option<&'a Dir> {
         self.parent
     }

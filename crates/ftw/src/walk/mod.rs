@@ -487,4 +487,6 @@ pub(crate) fn path_to_bytes(p: &Path) -> Vec<u8> {
 }
 
 #[cfg(test)]
+mod event_tests;
+#[cfg(test)]
 mod tests;
