@@ -199,6 +199,26 @@ fn twenty_thousand_levels_under_ulimit_64() {
     remove_chain(tmp.path(), "d");
 }
 
+/// Following links keeps a chain of ancestors (to find loops): on a deep tree it must be
+/// let go of without recursion, whatever the stack's size, in every walker.
+#[test]
+fn follow_links_on_twenty_thousand_levels_under_ulimit_s_256() {
+    let tmp = tempfile::tempdir().unwrap();
+    chain(tmp.path(), 20_000, "d", 0);
+    for args in ["-L", "-L -j1", "-L -j4"] {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("ulimit -s 256 && exec \"$0\" find -0 {args} \"$1\""))
+            .arg(ftw_bin())
+            .arg(tmp.path());
+        let (count, longest, code, err) = count_and_longest(&mut cmd);
+        assert_eq!(code, 0, "ftw find {args} failed: {err}");
+        assert_eq!(count, 20_000, "ftw find {args}");
+        assert_eq!(longest.len(), tmp.path().as_os_str().len() + 2 * 20_000);
+    }
+    remove_chain(tmp.path(), "d");
+}
+
 #[test]
 fn missing_root_is_an_error_for_that_root_only() {
     let tmp = tempfile::tempdir().unwrap();

@@ -596,6 +596,9 @@ fn finish<V: Visitor>(
     mut node: Parent<V::State>,
     scope: &Scope<'_, DirJob<V::State>>,
 ) {
+    // The parent's handle, when leaving a node had to open it: the next node up is that
+    // parent, whose own handle it then is.
+    let mut carry = None;
     while let Some(n) = node.0.take() {
         let Some(mut n) = Arc::into_inner(n) else {
             return;
@@ -604,23 +607,27 @@ fn finish<V: Visitor>(
             return;
         }
         let parent = Parent(n.parent.0.take());
-        leave(ctx, state, n, parent.0.as_deref());
+        carry = leave(ctx, state, n, parent.0.as_deref(), carry.take());
         node = parent;
     }
 }
 
 /// Leaves a node: its handle and its parent's are given, had back if they had to be
-/// closed, when the walk keeps handles.
+/// closed, when the walk keeps handles: its own from `carry` (opened when its last
+/// child was left) or reopened from an ancestor; its parent's through `..`, checked, one
+/// call a level, so that a deep chain is left in linear time. Returns the parent's
+/// handle if it had to be opened.
 fn leave<V: Visitor>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
     n: Node<V::State>,
     parent: Option<&Node<V::State>>,
-) {
-    let mut own = None;
+    carry: Option<Dir>,
+) -> Option<Dir> {
+    let mut own = carry.filter(|_| n.handle.is_none());
     let mut up = None;
     if ctx.opts.keep_handles {
-        if n.handle.is_none() {
+        if n.handle.is_none() && own.is_none() {
             match reopen(&n, parent) {
                 Ok(d) => own = Some(d),
                 Err(e) => {
@@ -664,6 +671,7 @@ fn leave<V: Visitor>(
         parent: parent.and_then(|p| p.dir()).or(up.as_ref()),
     };
     state.visitor.leave(&event, dir_state);
+    up
 }
 
 /// Opens a node's directory again from its nearest ancestor whose handle is kept, one
