@@ -36,7 +36,7 @@ where
 ///
 /// ```
 /// use ftw::walk::{Control, WalkBuilder};
-/// use std::sync::atomic::AtomicUsize;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// let tmp = tempfile::tempdir()?;
 /// for i in 0..10 {
