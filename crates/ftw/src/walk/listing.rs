@@ -6,7 +6,7 @@ use super::Options;
 use super::ahead::SlotId;
 use crate::sys::{Dir, DirBuf, FileType, StatMask};
 use std::ffi::CStr;
-use std::io;
+use std::io::{self, ErrorKind::NotADirectory, ErrorKind::NotFound};
 use std::sync::Arc;
 
 /// One entry of a [`Listing`]: where its name lies in the arena, its type and inode.
@@ -260,8 +260,8 @@ fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool, dir_ids: 
                 followed_link: true,
                 target: m.file_type().is_dir().then_some((m.dev, m.ino)),
             },
-            Err(e) if matches!(e.raw_os_error(), Some(2) | Some(20)) => Resolved::Entry {
-                // ENOENT, ENOTDIR: a dangling link is listed as the link itself.
+            // A dangling link (or one through a file) is listed as the link itself.
+            Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Resolved::Entry {
                 file_type: FileType::Symlink,
                 followed_link: false,
                 target: None,

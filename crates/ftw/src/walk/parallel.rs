@@ -9,7 +9,7 @@ use super::pool::{self, PoolOptions, PoolStats, Scope};
 use super::{Control, Entry, Error, Options, WalkBuilder, bytes_to_path, join, path_to_bytes};
 use crate::sys::{self, Dir, DirBuf, FileType, StatMask};
 use std::ffi::CStr;
-use std::io;
+use std::io::{self, ErrorKind::NotADirectory, ErrorKind::NotFound};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -270,10 +270,10 @@ fn run_job<V: ParallelVisitor>(
     });
     let (dir, id) = match opened {
         Ok(x) => x,
-        Err(e) if job.depth == 0 && matches!(e.raw_os_error(), Some(20) | Some(2)) => {
+        Err(e) if job.depth == 0 && matches!(e.kind(), NotADirectory | NotFound) => {
             // A root that is not a directory (or a dangling link): a single entry.
             let root = bytes_to_path(job.path.clone());
-            match sys::stat_path(&root, StatMask::TYPE, e.raw_os_error() == Some(20)) {
+            match sys::stat_path(&root, StatMask::TYPE, e.kind() == NotADirectory) {
                 Ok(m) if opts.min_depth == 0 => {
                     visit_root(state, scope, &job.path, m.file_type());
                 }

@@ -312,10 +312,10 @@ impl Walk {
                 }
                 FileType::Dir
             }
-            Err(e) => match e.raw_os_error() {
+            Err(e) => match e.kind() {
                 // Not a directory (or a dangling link): a root that is a single entry.
-                Some(20) | Some(2) => {
-                    let follow = e.raw_os_error() == Some(20);
+                io::ErrorKind::NotADirectory | io::ErrorKind::NotFound => {
+                    let follow = e.kind() == io::ErrorKind::NotADirectory;
                     match sys::stat_path(&root, StatMask::TYPE, follow) {
                         Ok(m) => m.file_type(),
                         Err(_) => return Some(Step::Error(Error::io(root, 0, e))),
