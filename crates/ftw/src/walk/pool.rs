@@ -513,9 +513,12 @@ mod tests {
             assert_eq!(ran, (1 << 11) - 1, "{limit} workers");
             assert_eq!(stats.jobs, ran);
             assert!(stats.threads <= limit, "{limit} workers: {stats:?}");
-            if stats.threads == limit {
-                assert!(stats.spawn_error.is_some(), "{stats:?}");
-            }
+            // Only a worker past the limit can fail to start (whether one is tried
+            // depends on how fast the others take the jobs).
+            assert!(
+                stats.spawn_error.is_none() || stats.threads == limit,
+                "{stats:?}"
+            );
         }
     }
 
