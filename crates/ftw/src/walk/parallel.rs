@@ -382,6 +382,11 @@ fn run_job<V: ParallelVisitor>(
                 continue;
             }
         };
+        // Reported although its type could not be found: its error comes after it.
+        let late = state
+            .list
+            .take_error(&item)
+            .map(|e| Error::io(join(&job.path, state.list.name(&item)), depth, e));
         if let Some(t) = target {
             let mut a = ancestors.as_deref();
             let mut looped = None;
@@ -412,6 +417,11 @@ fn run_job<V: ParallelVisitor>(
         } else {
             Control::Continue
         };
+        if let Some(err) = late.filter(|_| control != Control::Stop) {
+            if state.visitor.visit(Err(err)) == Control::Stop {
+                scope.stop();
+            }
+        }
         match control {
             Control::Stop => {
                 stop = true;

@@ -219,10 +219,10 @@ impl Walk {
     }
 
     fn advance(&mut self) -> Option<Step> {
-        if let Some(err) = self.queued_error.take() {
-            return Some(Step::Error(err));
-        }
         loop {
+            if let Some(err) = self.queued_error.take() {
+                return Some(Step::Error(err));
+            }
             match std::mem::replace(&mut self.pending, Pending::None) {
                 Pending::None => {}
                 Pending::Root(dir, id) => {
@@ -257,6 +257,11 @@ impl Walk {
                     return Some(Step::Error(Error::io(path, depth, e)));
                 }
             };
+            // Reported although its type could not be found: its error comes next.
+            if let Some(e) = top.list.take_error(&item) {
+                let path = join(&self.path[..top.path_len], top.list.name(&item));
+                self.queued_error = Some(Error::io(path, depth, e));
+            }
             let top = self.stack.last().expect("frame");
             if let Some(id) = target.filter(|_| self.opts.follow_links) {
                 if let Some(anc) = self.stack.iter().find(|f| f.id == Some(id)) {
