@@ -1,14 +1,14 @@
 //! `ftw find`: list every entry under each root.
 
 use crate::output::{Age, Closed, LATENCY, Output};
-use crate::report;
+use crate::{report, warn};
 use clap::Args;
 use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 
 pub const EXAMPLES: &str = "\
@@ -183,25 +183,36 @@ struct Batcher<'a> {
     issued: &'a AtomicU64,
     limit: u64,
     /// Starts the writer thread (once): it is needed only when a batch would otherwise
-    /// wait, so a small walk runs without it.
-    start_writer: &'a (dyn Fn() + Sync),
+    /// wait, so a small walk runs without it. False if it could not be started.
+    start_writer: &'a (dyn Fn() -> bool + Sync),
+    /// Writes a batch, and any waiting in the queue, from the calling worker: where no
+    /// writer thread could be started. False if the output is closed.
+    write_here: &'a (dyn Fn(Vec<u8>) -> bool + Sync),
 }
 
 const BATCH: usize = 64 << 10;
 
 impl Batcher<'_> {
-    fn send(&mut self) -> bool {
+    /// Hands the batch out (`due`: it must go out now, so the writer is wanted); false
+    /// if the output is closed. Without a writer thread, the worker writes it itself.
+    fn send(&mut self, due: bool) -> bool {
         if self.buf.is_empty() {
             return true;
         }
         self.age.reset();
         let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(self.size + 4096));
+        if due && !(self.start_writer)() {
+            return (self.write_here)(batch);
+        }
         match self.tx.try_send(batch) {
             Ok(()) => true,
             Err(TrySendError::Disconnected(_)) => false,
             Err(TrySendError::Full(batch)) => {
-                (self.start_writer)();
-                self.tx.send(batch).is_ok()
+                if (self.start_writer)() {
+                    self.tx.send(batch).is_ok()
+                } else {
+                    (self.write_here)(batch)
+                }
             }
         }
     }
@@ -221,11 +232,8 @@ impl ParallelVisitor for Batcher<'_> {
                 entry.write_path(&mut self.buf);
                 self.buf.push(self.end);
                 // A full batch goes out, and so do entries coming slowly (a cold disk).
-                if self.age.record() || self.buf.len() >= self.size {
-                    (self.start_writer)();
-                    if !self.send() {
-                        return Control::Stop;
-                    }
+                if (self.age.record() || self.buf.len() >= self.size) && !self.send(true) {
+                    return Control::Stop;
                 }
             }
             Err(err) => report_error(&err, self.failed),
@@ -236,7 +244,7 @@ impl ParallelVisitor for Batcher<'_> {
 
 impl Drop for Batcher<'_> {
     fn drop(&mut self) {
-        self.send();
+        self.send(false);
     }
 }
 
@@ -282,11 +290,19 @@ fn parallel(
     let (tx, rx) = sync_channel::<Vec<u8>>(32);
     let rx = Mutex::new(rx);
     let sink = Mutex::new((out, None::<Closed>));
-    let writer = AtomicBool::new(false);
+    // The writer thread: not started yet, running, or failed to start (the workers
+    // then write their batches themselves). Changed under `writer_error`'s lock, so that
+    // no worker waits for a writer that does not come.
+    let writer = AtomicU8::new(NO_WRITER);
+    let writer_error = Mutex::new(None::<std::io::Error>);
     let drain = || {
         let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
         let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
         let (out, closed) = &mut *sink;
+        if closed.is_some() {
+            for _ in rx.iter() {}
+            return;
+        }
         if let Some(c) = write_batches(&rx, out) {
             *closed = Some(c);
             stop.store(true, Ordering::Relaxed);
@@ -294,16 +310,47 @@ fn parallel(
             for _ in rx.iter() {}
         }
     };
-    std::thread::scope(|s| {
-        let start_writer = || {
-            if !writer.swap(true, Ordering::AcqRel) {
-                s.spawn(drain);
+    let write_here = |batch: Vec<u8>| {
+        let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
+        let (out, closed) = &mut *sink;
+        if closed.is_some() {
+            return false;
+        }
+        for batch in rx.try_iter().chain(std::iter::once(batch)) {
+            out.buf().extend_from_slice(&batch);
+            if let Err(c) = out.end_record() {
+                *closed = Some(c);
+                stop.store(true, Ordering::Relaxed);
+                return false;
             }
+        }
+        true
+    };
+    let stats = std::thread::scope(|s| {
+        let start_writer = || {
+            match writer.load(Ordering::Acquire) {
+                WRITER_RUNS => return true,
+                WRITER_FAILED => return false,
+                _ => {}
+            }
+            let mut error = writer_error.lock().unwrap_or_else(|e| e.into_inner());
+            if writer.load(Ordering::Acquire) == NO_WRITER {
+                match std::thread::Builder::new().spawn_scoped(s, drain) {
+                    Ok(_) => writer.store(WRITER_RUNS, Ordering::Release),
+                    Err(e) => {
+                        *error = Some(e);
+                        writer.store(WRITER_FAILED, Ordering::Release);
+                    }
+                }
+            }
+            writer.load(Ordering::Acquire) == WRITER_RUNS
         };
-        let start_writer: &(dyn Fn() + Sync) = &start_writer;
+        let start_writer: &(dyn Fn() -> bool + Sync) = &start_writer;
+        let write_here: &(dyn Fn(Vec<u8>) -> bool + Sync) = &write_here;
         let walk = b.build_parallel();
         let (stop, issued) = (&stop, &issued);
-        walk.visit(move || Batcher {
+        let stats = walk.visit(move || Batcher {
             buf: Vec::with_capacity(size + 4096),
             size,
             age: Age::default(),
@@ -314,15 +361,36 @@ fn parallel(
             issued,
             limit,
             start_writer,
+            write_here,
         });
         // Every sender is gone: what is left (all of it, if no writer was needed) is
         // written here, or by the writer before the scope ends.
-        if !writer.swap(true, Ordering::AcqRel) {
+        if writer.load(Ordering::Acquire) != WRITER_RUNS {
             drain();
         }
+        stats
     });
+    // One warning at most: the walk's threads or the writer, whichever failed first.
+    let error = stats
+        .spawn_error
+        .or_else(|| writer_error.into_inner().unwrap_or_else(|e| e.into_inner()));
+    if let Some(e) = error {
+        let n = stats.threads.max(1);
+        let threads = if n == 1 { "thread" } else { "threads" };
+        warn(&format!(
+            "cannot start a thread: {}: running with {n} {threads}",
+            ftw::walk::describe(&e)
+        ));
+    }
     sink.into_inner().unwrap_or_else(|e| e.into_inner()).1
 }
+
+/// The writer thread is not started yet ([`parallel`]'s `writer`).
+const NO_WRITER: u8 = 0;
+/// The writer thread runs.
+const WRITER_RUNS: u8 = 1;
+/// The writer thread could not be started: the workers write.
+const WRITER_FAILED: u8 = 2;
 
 #[cfg(test)]
 mod tests {

@@ -48,3 +48,10 @@ pub fn report(path: &[u8], reason: &str) {
     line.push(b'\n');
     let _ = std::io::stderr().lock().write_all(&line);
 }
+
+/// Reports `ftw: warning: MESSAGE` on standard error: something the run went on without,
+/// which does not change the exit status.
+pub fn warn(message: &str) {
+    let line = format!("ftw: warning: {message}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}

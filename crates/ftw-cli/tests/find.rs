@@ -208,7 +208,9 @@ fn follow_links_on_twenty_thousand_levels_under_ulimit_s_256() {
     for args in ["-L", "-L -j1", "-L -j4"] {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
-            .arg(format!("ulimit -s 256 && exec \"$0\" find -0 {args} \"$1\""))
+            .arg(format!(
+                "ulimit -s 256 && exec \"$0\" find -0 {args} \"$1\""
+            ))
             .arg(ftw_bin())
             .arg(tmp.path());
         let (count, longest, code, err) = count_and_longest(&mut cmd);
@@ -217,6 +219,88 @@ fn follow_links_on_twenty_thousand_levels_under_ulimit_s_256() {
         assert_eq!(longest.len(), tmp.path().as_os_str().len() + 2 * 20_000);
     }
     remove_chain(tmp.path(), "d");
+}
+
+/// The error lines of a run, the warnings apart: (errors, warnings).
+fn errors_and_warnings(stderr: &str) -> (Vec<&str>, Vec<&str>) {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("ftw: "))
+        .partition(|l| !l.starts_with("ftw: warning: "))
+}
+
+/// Runs `ftw find` where no thread can be started, or only a few: under `ulimit -u`
+/// (RLIMIT_NPROC, which binds an unprivileged user only, hence nobody when the tests run
+/// as root). The walk runs with the threads it has, down to the main thread alone, and
+/// lists what a serial walk lists, with one warning at most.
+#[test]
+fn a_limit_on_threads_changes_nothing_that_is_listed() {
+    let place = Unprivileged::new("ftw-nproc");
+    let (root, bin) = (&place.root, &place.bin);
+    for i in 0..40 {
+        let d = root.join(format!("d{i}/sub"));
+        std::fs::create_dir_all(&d).unwrap();
+        for k in 0..20 {
+            std::fs::write(d.join(format!("f{k}")), b"").unwrap();
+        }
+    }
+    let mut bitten = false;
+    for tree in [root.as_path(), Path::new("/usr")] {
+        let mut c = as_user(bin);
+        c.args(["find", "-0", "-j", "1"]).arg(tree);
+        let serial = run(&mut c);
+        if Unprivileged::cannot_switch(&serial) {
+            eprintln!(
+                "skipped: cannot run as an unprivileged user: {}",
+                serial.stderr
+            );
+            return;
+        }
+        let want = records(&serial.stdout);
+        let (want_errors, _) = errors_and_warnings(&serial.stderr);
+        if tree == root.as_path() {
+            assert_eq!((serial.code, want.len()), (0, 40 * 22), "{}", serial.stderr);
+        }
+        for limit in ["1", "3"] {
+            for threads in [&[][..], &["-j", "8"]] {
+                let mut c = as_user(Path::new("prlimit"));
+                c.arg(format!("--nproc={limit}"))
+                    .arg("--")
+                    .arg(bin)
+                    .args(["find", "-0"])
+                    .args(threads)
+                    .arg(tree);
+                let r = run_within(&mut c, std::time::Duration::from_secs(300));
+                let what = format!("{} under ulimit -u {limit}, {threads:?}", tree.display());
+                assert_same(&what, &records(&r.stdout), &want);
+                assert_eq!(r.code, serial.code, "{what}: {}", r.stderr);
+                let (errors, warnings) = errors_and_warnings(&r.stderr);
+                let mut sorted = errors.clone();
+                sorted.sort();
+                let mut want_sorted = want_errors.clone();
+                want_sorted.sort();
+                assert_eq!(sorted, want_sorted, "{what}");
+                assert!(warnings.len() <= 1, "{what}: {}", r.stderr);
+                for w in &warnings {
+                    assert!(
+                        w.starts_with("ftw: warning: cannot start a thread: "),
+                        "{w}"
+                    );
+                }
+                if limit == "1" && warnings.len() == 1 {
+                    bitten = true;
+                    assert!(
+                        warnings[0].ends_with("running with 1 thread"),
+                        "{what}: {}",
+                        warnings[0]
+                    );
+                }
+            }
+        }
+    }
+    if !bitten {
+        eprintln!("skipped in part: ulimit -u 1 did not keep ftw from starting threads here");
+    }
 }
 
 #[test]

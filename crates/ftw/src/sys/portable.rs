@@ -98,6 +98,9 @@ fn meta(m: fs::Metadata) -> Metadata {
     }
 }
 
+/// Opens `path` as a directory. Errors have the kinds the Linux backend's errno gives
+/// (the walk tells them apart by kind): anything else than a directory, a link not
+/// followed included, is `NotADirectory`.
 fn open_checked(path: PathBuf, follow: bool) -> io::Result<Dir> {
     let m = if follow {
         fs::metadata(&path)?
@@ -155,7 +158,8 @@ impl Dir {
             .split(|&b| b == b'/')
             .filter(|c| !c.is_empty())
         {
-            let name = CString::new(comp).map_err(io::Error::other)?;
+            let name =
+                CString::new(comp).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
             cur = cur.open_at(&name)?;
         }
         Ok(cur)
@@ -178,7 +182,8 @@ impl Dir {
             let ino = std::os::unix::fs::DirEntryExt::ino(&e);
             #[cfg(not(unix))]
             let ino = 0;
-            let name = CString::new(name).map_err(io::Error::other)?;
+            let name =
+                CString::new(name).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             buf.names.push((name, t, ino));
         }
         for (name, file_type, ino) in &buf.names {

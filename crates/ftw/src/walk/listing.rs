@@ -6,7 +6,7 @@ use super::Options;
 use super::ahead::SlotId;
 use crate::sys::{Dir, DirBuf, FileType, StatMask};
 use std::ffi::CStr;
-use std::io;
+use std::io::{self, ErrorKind::NotADirectory, ErrorKind::NotFound};
 use std::sync::Arc;
 
 /// One entry of a [`Listing`]: where its name lies in the arena, its type and inode.
@@ -21,6 +21,9 @@ pub(crate) struct Item {
     /// errors, or `NONE`.
     aux: u32,
     is_error: bool,
+    /// With `is_error`: the entry is reported all the same, its type unknown, and the
+    /// error after it (the directory told no type, and asking failed).
+    listed: bool,
     pub(crate) ino: u64,
 }
 
@@ -85,6 +88,10 @@ impl Listing {
                 Resolved::Error(e) => {
                     let it = &mut self.items[i];
                     it.is_error = true;
+                    // A name read from the directory is reported even when its type
+                    // cannot be found (as find does): in a directory that can be read but
+                    // not searched, every name, where the file system tells no types.
+                    it.listed = it.file_type == FileType::Unknown;
                     it.aux = self.errors.len() as u32;
                     self.errors.push(Some(e));
                 }
@@ -105,9 +112,9 @@ impl Listing {
         res
     }
 
-    /// Whether finding `item`'s type failed.
+    /// Whether finding `item`'s type failed and it is not reported (only its error).
     pub(crate) fn is_error(&self, item: &Item) -> bool {
-        item.is_error
+        item.is_error && !item.listed
     }
 
     /// The (device, inode) [`Listing::resolve_all`] found for `item`, if it asked.
@@ -115,13 +122,25 @@ impl Listing {
         (!item.is_error && item.aux != NONE).then(|| self.targets[item.aux as usize])
     }
 
-    /// What [`Listing::resolve_all`] found for `item` (an error is handed out once).
+    /// What [`Listing::resolve_all`] found for `item` (an error is handed out once). An
+    /// entry reported despite an error is typed [`FileType::Unknown`]: its error is
+    /// [`Listing::take_error`]'s.
     pub(crate) fn resolved(&mut self, item: &Item) -> io::Result<Typed> {
-        if item.is_error {
+        if self.is_error(item) {
             let e = self.errors[item.aux as usize].take();
             return Err(e.unwrap_or_else(|| io::Error::other("error already reported")));
         }
         Ok((item.file_type, item.followed_link, self.id(item)))
+    }
+
+    /// The error found for an entry reported all the same, its type unknown (handed out
+    /// once): to report after the entry.
+    pub(crate) fn take_error(&mut self, item: &Item) -> Option<io::Error> {
+        if item.is_error && item.listed {
+            self.errors[item.aux as usize].take()
+        } else {
+            None
+        }
     }
 
     /// Reads every entry of `dir` into this (empty) listing. With `forget_types`, every
@@ -156,6 +175,7 @@ impl Listing {
                 followed_link: false,
                 aux: NONE,
                 is_error: false,
+                listed: false,
                 ino: e.ino(),
             });
         });
@@ -260,8 +280,8 @@ fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool, dir_ids: 
                 followed_link: true,
                 target: m.file_type().is_dir().then_some((m.dev, m.ino)),
             },
-            Err(e) if matches!(e.raw_os_error(), Some(2) | Some(20)) => Resolved::Entry {
-                // ENOENT, ENOTDIR: a dangling link is listed as the link itself.
+            // A dangling link (or one through a file) is listed as the link itself.
+            Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Resolved::Entry {
                 file_type: FileType::Symlink,
                 followed_link: false,
                 target: None,

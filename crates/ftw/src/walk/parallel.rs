@@ -293,15 +293,16 @@ impl ParallelWalk {
     }
 }
 
-/// Reports a root (depth 0) to the worker's visitor unless the filter rejects it;
-/// stops the walk if the visitor says so.
+/// Reports a root (depth 0) to the worker's visitor; stops the walk if the visitor says
+/// so. `None` when the filter rejects it: it is neither reported nor entered, nor its
+/// errors told.
 fn visit_root<V: Visitor>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
     scope: &Scope<'_, DirJob<V::State>>,
     path: &[u8],
     file_type: FileType,
-) -> Control {
+) -> Option<Control> {
     let entry = Entry {
         parent: b"",
         name: path,
@@ -313,16 +314,16 @@ fn visit_root<V: Visitor>(
         c_name: None,
     };
     if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
-        return Control::Skip;
+        return None;
     }
     if ctx.opts.min_depth > 0 {
-        return Control::Continue;
+        return Some(Control::Continue);
     }
     let control = state.visitor.entry(Ok(&entry), None);
     if control == Control::Stop {
         scope.stop();
     }
-    control
+    Some(control)
 }
 
 fn report<V: Visitor>(
@@ -373,7 +374,7 @@ fn run_job<V>(
     let (dir, id, root_dev) = if job.depth == 0 {
         match scope.io(|| node::start_root(&bytes_to_path(path.to_vec()), opts)) {
             RootStart::Dir(dir, id) => {
-                if visit_root(ctx, state, scope, path, FileType::Dir) != Control::Continue
+                if visit_root(ctx, state, scope, path, FileType::Dir) != Some(Control::Continue)
                     || opts.max_depth == 0
                 {
                     return;
@@ -386,7 +387,8 @@ fn run_job<V>(
             }
             RootStart::Unreadable(file_type, e) => {
                 // A root that exists but cannot be read is listed, then reported.
-                if visit_root(ctx, state, scope, path, file_type) != Control::Stop {
+                let control = visit_root(ctx, state, scope, path, file_type);
+                if control.is_some_and(|c| c != Control::Stop) {
                     report(
                         state,
                         scope,
@@ -510,6 +512,11 @@ fn run_job<V>(
                 continue;
             }
         };
+        // Reported although its type could not be found: its error comes after it.
+        let late = state
+            .list
+            .take_error(&item)
+            .map(|e| Error::io(join(node.path(), state.list.name(&item)), depth, e));
         if let Some(t) = target.filter(|_| opts.follow_links) {
             let ancestors = node.lineage().map(|n| (n.id, n.path.len() - 1));
             if let Some(len) = node::find_loop(ancestors, t) {
@@ -534,14 +541,16 @@ fn run_job<V>(
             dir: Some(dir_ref),
             c_name: Some(state.list.c_name(&item)),
         };
-        if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
-            continue;
-        }
-        let control = if depth >= opts.min_depth {
+        let control = if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
+            Control::Skip
+        } else if depth >= opts.min_depth {
             state.visitor.entry(Ok(&entry), Some(&node.state))
         } else {
             Control::Continue
         };
+        if let Some(err) = late.filter(|_| control != Control::Stop) {
+            report(state, scope, err, Some(&node.state));
+        }
         match control {
             Control::Stop => {
                 stop = true;
@@ -553,13 +562,14 @@ fn run_job<V>(
         // A mount point is printed, not opened: its device is known from its entry.
         if file_type == FileType::Dir && has_dirs && !opts.off_fs(target, root_dev) {
             let own = node.path();
-            let mut path = Vec::with_capacity(own.len() + entry.name.len() + 2);
+            let name = state.list.name(&item);
+            let mut path = Vec::with_capacity(own.len() + name.len() + 2);
             path.extend_from_slice(own);
             if !path.ends_with(b"/") {
                 path.push(b'/');
             }
             let name_start = path.len();
-            path.extend_from_slice(entry.name);
+            path.extend_from_slice(name);
             path.push(0);
             // Where the subdirectory opens from: this directory's handle if it is
             // kept; else this job's own base, with this directory's identity to check

@@ -15,6 +15,10 @@
 //! doubles its workers, up to the cap. On a warm cache the two times are alike (the
 //! calls spend their time on the CPU), and the pool stays as it started.
 //!
+//! A worker that cannot be started (a limit on processes or memory) is not an error: the
+//! pool goes on with the workers it has and grows no more, and if it has none, the
+//! calling thread runs every job itself. [`PoolStats::spawn_error`] tells what failed.
+//!
 //! ```
 //! use ftw::walk::pool::{run, PoolOptions};
 //! use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,6 +36,7 @@
 //! ```
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -71,12 +76,15 @@ pub fn cores() -> usize {
 }
 
 /// What a pool did.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct PoolStats {
-    /// Workers at the end (the most it had).
+    /// Workers at the end (the most it had): 0 when the calling thread ran every job.
     pub threads: usize,
     /// Jobs run.
     pub jobs: u64,
+    /// The first failure to start a worker, if any: the pool then ran with the workers
+    /// it had (see the module's notes).
+    pub spawn_error: Option<io::Error>,
 }
 
 struct Shared<J> {
@@ -94,8 +102,9 @@ struct Shared<J> {
     /// Workers that have not exited.
     live: AtomicUsize,
     /// Workers to have once there is work for them (the starting count): the pool
-    /// starts with one, so that a tiny walk pays for one thread only.
-    want: usize,
+    /// starts with one, so that a tiny walk pays for one thread only. Lowered to the
+    /// workers it has when one cannot be started.
+    want: AtomicUsize,
 }
 
 impl<J> Shared<J> {
@@ -137,7 +146,7 @@ impl<J> Scope<'_, J> {
         let pending = self.shared.pending.fetch_add(1, Ordering::AcqRel) + 1;
         self.local.push(job);
         let live = self.shared.live.load(Ordering::Relaxed);
-        if live < self.shared.want && pending > live {
+        if live < self.shared.want.load(Ordering::Relaxed) && pending > live {
             // Work for another starting worker: the watching thread spawns it.
             self.shared.wake_all();
         } else if self.shared.sleepers.load(Ordering::Relaxed) > 0 {
@@ -233,7 +242,7 @@ where
         lock: Mutex::new(()),
         wake: Condvar::new(),
         live: AtomicUsize::new(0),
-        want: opts.threads.max(1),
+        want: AtomicUsize::new(opts.threads.max(1)),
     };
     for job in roots {
         shared.pending.fetch_add(1, Ordering::AcqRel);
@@ -266,27 +275,51 @@ where
         return PoolStats {
             threads: 0,
             jobs: shared.jobs.load(Ordering::Relaxed),
+            spawn_error: None,
         };
     }
     let mut threads = 0;
+    let mut spawn_error = None;
+    let mut max = max;
+    let mut start = start;
     std::thread::scope(|s| {
-        let spawn = |n: usize| {
-            for _ in 0..n {
+        // Starts up to `n` more workers; returns how many started. On the first failure
+        // the pool keeps the workers it has: it grows no more.
+        let mut spawn = |n: usize, threads: usize| {
+            for i in 0..n {
                 let local = shared.register();
                 shared.live.fetch_add(1, Ordering::AcqRel);
                 let (shared, make_state, handle) = (&shared, &make_state, &handle);
-                s.spawn(move || {
+                let started = spawn_worker(s, threads + i, move || {
                     // Counts the worker out even if a job panics: the others stop and
                     // the scope re-raises the panic instead of waiting forever.
                     let _exit = Exit(shared);
                     let mut state = make_state();
                     work(shared, &local, &mut state, handle);
                 });
+                if let Err(e) = started {
+                    // The deque made for it stays empty; its stealer finds nothing.
+                    shared.want.store(threads + i, Ordering::Relaxed);
+                    shared.live.fetch_sub(1, Ordering::AcqRel);
+                    spawn_error.get_or_insert(e);
+                    return i;
+                }
             }
+            n
         };
         let first = start.min(shared.pending.load(Ordering::Acquire)).max(1);
-        spawn(first);
-        threads = first;
+        threads = spawn(first, 0);
+        if threads < first {
+            (start, max) = (threads, threads);
+        }
+        if threads == 0 {
+            // Not one worker: this thread runs every job, those queued on the deques
+            // included (they are stolen like any other worker's).
+            let local = shared.register();
+            let mut state = make_state();
+            work(&shared, &local, &mut state, &handle);
+            return;
+        }
         let mut watch = DiskWatch::new(0);
         loop {
             {
@@ -305,16 +338,20 @@ where
                 break;
             }
             let pending = shared.pending.load(Ordering::Relaxed);
+            let mut more = 0;
             if threads < start && pending > threads && !shared.done() {
-                let more = (start - threads).min(pending - threads);
-                spawn(more);
-                threads += more;
+                more = (start - threads).min(pending - threads);
             } else if threads < max && !shared.done() {
                 let waits = watch.waits(shared.io_ns.load(Ordering::Relaxed));
                 if waits && shared.pending.load(Ordering::Relaxed) > threads {
-                    let more = threads.min(max - threads);
-                    spawn(more);
-                    threads += more;
+                    more = threads.min(max - threads);
+                }
+            }
+            if more > 0 {
+                let started = spawn(more, threads);
+                threads += started;
+                if started < more {
+                    (start, max) = (threads, threads);
                 }
             }
         }
@@ -322,7 +359,42 @@ where
     PoolStats {
         threads,
         jobs: shared.jobs.load(Ordering::Relaxed),
+        spawn_error,
     }
+}
+
+/// Starts worker number `index` (counting from 0) in the scope `s`. Tests make it fail
+/// past a number of workers ([`fail_spawns_after`]), as a limit on processes would.
+fn spawn_worker<'scope, F>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    index: usize,
+    f: F,
+) -> io::Result<()>
+where
+    F: FnOnce() + Send + 'scope,
+{
+    #[cfg(test)]
+    if SPAWN_LIMIT
+        .with(|l| l.get())
+        .is_some_and(|limit| index >= limit)
+    {
+        return Err(io::Error::from(io::ErrorKind::WouldBlock));
+    }
+    let _ = index;
+    std::thread::Builder::new().spawn_scoped(s, f).map(drop)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Workers a pool run from this thread may start (tests only; `None`: any number).
+    static SPAWN_LIMIT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Makes the pools this thread runs fail to start any worker past the first `n`
+/// (`None`: no limit), as a limit on processes would (tests only).
+#[cfg(test)]
+pub(crate) fn fail_spawns_after(n: Option<usize>) {
+    SPAWN_LIMIT.with(|l| l.set(n));
 }
 
 /// Counts a worker out when it ends, normally or by a panic.
@@ -393,5 +465,80 @@ fn steal<J>(shared: &Shared<J>, local: &Worker<J>) -> Option<J> {
         if !retry {
             return None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a binary tree of jobs of depth `depth`, each job's time counted as time in
+    /// the file system (and `pause` long); returns the stats and the jobs that ran.
+    fn tree(opts: PoolOptions, depth: u32, pause: Duration) -> (PoolStats, u64) {
+        let ran = AtomicU64::new(0);
+        let stats = run(
+            vec![0u32],
+            opts,
+            || (),
+            |_, d, scope| {
+                scope.io(|| std::thread::sleep(pause));
+                ran.fetch_add(1, Ordering::Relaxed);
+                if d < depth {
+                    scope.push(d + 1);
+                    scope.push(d + 1);
+                }
+            },
+        );
+        (stats, ran.into_inner())
+    }
+
+    #[test]
+    fn with_no_worker_started_the_calling_thread_runs_every_job() {
+        fail_spawns_after(Some(0));
+        let (stats, ran) = tree(PoolOptions::fixed(4), 10, Duration::ZERO);
+        fail_spawns_after(None);
+        assert_eq!(ran, (1 << 11) - 1);
+        assert_eq!(stats.jobs, ran);
+        assert_eq!(stats.threads, 0);
+        let e = stats.spawn_error.expect("the failure is told");
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn with_fewer_workers_started_than_asked_the_pool_runs_with_those() {
+        for limit in [1, 2, 3] {
+            fail_spawns_after(Some(limit));
+            let (stats, ran) = tree(PoolOptions::fixed(4), 10, Duration::ZERO);
+            fail_spawns_after(None);
+            assert_eq!(ran, (1 << 11) - 1, "{limit} workers");
+            assert_eq!(stats.jobs, ran);
+            assert!(stats.threads <= limit, "{limit} workers: {stats:?}");
+            // Only a worker past the limit can fail to start (whether one is tried
+            // depends on how fast the others take the jobs).
+            assert!(
+                stats.spawn_error.is_none() || stats.threads == limit,
+                "{stats:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pool_that_cannot_grow_goes_on_with_the_workers_it_has() {
+        // Jobs that wait (as on a cold disk) make the pool grow, until a worker cannot
+        // be started.
+        let opts = PoolOptions {
+            threads: 1,
+            max_threads: 8,
+        };
+        fail_spawns_after(Some(2));
+        let (stats, ran) = tree(opts, 8, Duration::from_millis(2));
+        fail_spawns_after(None);
+        assert_eq!(ran, (1 << 9) - 1);
+        assert!(stats.threads <= 2, "{stats:?}");
+        // Only the third worker can fail to start.
+        assert!(
+            stats.spawn_error.is_none() || stats.threads == 2,
+            "{stats:?}"
+        );
     }
 }

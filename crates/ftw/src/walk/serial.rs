@@ -358,10 +358,12 @@ impl Walk {
 
     fn advance(&mut self) -> Option<Step> {
         self.finish_leave();
-        if let Some(err) = self.queued_error.take() {
-            return Some(Step::Error(err));
-        }
         loop {
+            // An error to tell before going on: after the entry it is about, even one
+            // not reported (filtered out, or above the minimum depth).
+            if let Some(err) = self.queued_error.take() {
+                return Some(Step::Error(err));
+            }
             let entered = match std::mem::replace(&mut self.pending, Pending::None) {
                 Pending::None => Descent::None,
                 Pending::Root(dir, id) => Descent::Entered(self.push_root(dir, id).err()),
@@ -405,6 +407,11 @@ impl Walk {
                     return Some(Step::Error(Error::io(path, depth, e)));
                 }
             };
+            // Reported although its type could not be found: its error comes next.
+            if let Some(e) = top.list.take_error(&item) {
+                let path = join(&self.path[..top.path_len], top.list.name(&item));
+                self.queued_error = Some(Error::io(path, depth, e));
+            }
             let top = self.stack.last().expect("frame");
             if let Some(id) = target.filter(|_| self.opts.follow_links) {
                 let ancestors = self.stack.iter().map(|f| (f.id, f.path_len));

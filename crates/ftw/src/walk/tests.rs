@@ -423,3 +423,167 @@ fn a_directory_replaced_before_a_parallel_job_reopens_it_is_reported() {
         "{errors:?}"
     );
 }
+
+/// What a walk reports: each entry's path and type, or an error's text; sorted.
+type Report = Vec<Result<(PathBuf, FileType), String>>;
+
+/// Runs the walk `make` sets up in every way: serial, sorted with read-ahead, and in
+/// parallel on one and on two threads. Returns what each reported, named.
+fn every_walk(make: impl Fn() -> WalkBuilder) -> Vec<(&'static str, Report)> {
+    let own = |e: &Entry<'_>| (e.path(), e.file_type());
+    let mut out = Vec::new();
+    for (name, threads, sort) in [("serial", 1, false), ("sorted, reading ahead", 2, true)] {
+        let mut v: Report = make()
+            .sort(sort)
+            .threads(threads)
+            .build()
+            .map(|item| {
+                item.map(|e| (e.file_type(), e.into_path()))
+                    .map(|(t, p)| (p, t))
+            })
+            .map(|item| item.map_err(|e| e.to_string()))
+            .collect();
+        v.sort();
+        out.push((name, v));
+    }
+    for (name, threads) in [("parallel, 1 thread", 1), ("parallel, 2 threads", 2)] {
+        let seen = std::sync::Mutex::new(Report::new());
+        make().threads(threads).build_parallel().visit(|| {
+            |item: Result<&Entry<'_>, Error>| {
+                seen.lock()
+                    .unwrap()
+                    .push(item.map(own).map_err(|e| e.to_string()));
+                Control::Continue
+            }
+        });
+        let mut v = seen.into_inner().unwrap();
+        v.sort();
+        out.push((name, v));
+    }
+    out
+}
+
+/// A root that is not a directory is one entry, with no error, however the walk runs;
+/// so is a dangling link given as a root. Errors are told by their kind, so that this
+/// holds on the portable backend too (`--cfg ftw_portable`).
+#[test]
+fn a_file_root_is_listed_once_with_no_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let dangling = tmp.path().join("dangling");
+    symlink("missing", &dangling).unwrap();
+    for (root, file_type) in [(&file, FileType::File), (&dangling, FileType::Symlink)] {
+        for (how, report) in every_walk(|| WalkBuilder::new(root)) {
+            assert_eq!(report, vec![Ok((root.clone(), file_type))], "{how}");
+        }
+        for (how, report) in every_walk(|| WalkBuilder::new(root).min_depth(1)) {
+            assert_eq!(report, vec![], "{how}, min_depth 1");
+        }
+    }
+    let missing = tmp.path().join("missing");
+    for (how, report) in every_walk(|| WalkBuilder::new(&missing)) {
+        assert_eq!(report.len(), 1, "{how}: {report:?}");
+        assert!(report[0].is_err(), "{how}: {report:?}");
+    }
+}
+
+/// Runs the test `name` of this binary again as the unprivileged user nobody, through
+/// util-linux's setpriv, when the tests run as root (whom no permission stops); returns
+/// whether it did (then the caller is done: the run's failure fails the test). Skips,
+/// saying why, where the switch cannot be made.
+fn rerun_as_nobody(name: &str) -> bool {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let probe = tempfile::tempdir().unwrap();
+    if std::fs::metadata(probe.path()).unwrap().uid() != 0 {
+        return false;
+    }
+    // A copy of this binary that nobody may run, in a directory nobody may enter.
+    let place = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+    let bin = place.path().join("tests");
+    std::fs::copy(std::env::current_exe().unwrap(), &bin).unwrap();
+    for p in [place.path(), bin.as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let test = format!("{}::{name}", module_path!().split_once("::").unwrap().1);
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&bin)
+        .args(["--exact", &test, "--test-threads=1", "--nocapture"])
+        .output();
+    let out = match out {
+        Ok(out) if !String::from_utf8_lossy(&out.stderr).contains("setpriv:") => out,
+        Ok(out) => {
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            eprintln!("skipped: cannot run as an unprivileged user: {err}");
+            return true;
+        }
+        Err(e) => {
+            eprintln!("skipped: cannot run setpriv: {e}");
+            return true;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "as nobody: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+/// Where the file system tells no types, a directory that can be read but not searched
+/// (mode 400) still has every name reported, each followed by its error (its type cannot
+/// be asked for), as find does; however the walk runs.
+#[test]
+fn names_in_a_directory_that_cannot_be_searched_are_reported_with_their_errors() {
+    if rerun_as_nobody(
+        "names_in_a_directory_that_cannot_be_searched_are_reported_with_their_errors",
+    ) {
+        return;
+    }
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("r");
+    let names: [&[u8]; 3] = [b"f", b"s", b"not utf-8 \xff"];
+    std::fs::create_dir_all(r.join("s/inner")).unwrap();
+    std::fs::write(r.join("f"), b"x").unwrap();
+    std::fs::write(r.join(std::ffi::OsStr::from_bytes(names[2])), b"x").unwrap();
+    std::fs::set_permissions(&r, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let mut want: Report = vec![
+        Ok((tmp.path().to_path_buf(), FileType::Dir)),
+        Ok((r.clone(), FileType::Dir)),
+    ];
+    for name in names {
+        let path = join(&path_to_bytes(&r), name);
+        want.push(Err(format!("{}: Permission denied", path.display())));
+        want.push(Ok((path, FileType::Unknown)));
+    }
+    want.sort();
+    let reports = every_walk(|| {
+        let mut b = WalkBuilder::new(tmp.path());
+        b.opts.hooks.forget_types = true;
+        b
+    });
+    // In walk order, each error comes right after its entry.
+    let mut b = WalkBuilder::new(tmp.path()).sort(true);
+    b.opts.hooks.forget_types = true;
+    let in_order: Vec<_> = b
+        .build()
+        .map(|item| item.map_err(|e| e.to_string()))
+        .collect();
+    std::fs::set_permissions(&r, std::fs::Permissions::from_mode(0o700)).unwrap();
+    for (how, report) in reports {
+        assert_eq!(report, want, "{how}");
+    }
+    assert_eq!(in_order.len(), 8, "{in_order:?}");
+    for pair in in_order[2..].chunks(2) {
+        let entry = pair[0].as_ref().expect("an entry first");
+        let err = pair[1].as_ref().expect_err("then its error");
+        assert_eq!(
+            err,
+            &format!("{}: Permission denied", entry.path().display())
+        );
+    }
+}
