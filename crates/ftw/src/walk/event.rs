@@ -86,7 +86,8 @@ pub trait Visitor {
 #[derive(Clone, Copy, Debug)]
 pub struct DirEvent<'a> {
     pub(crate) path: &'a [u8],
-    pub(crate) name: Option<&'a CStr>,
+    /// The name followed by its NUL.
+    pub(crate) name: Option<&'a [u8]>,
     pub(crate) depth: usize,
     pub(crate) dir: Option<&'a Dir>,
     pub(crate) parent: Option<&'a Dir>,
@@ -105,7 +106,7 @@ impl<'a> DirEvent<'a> {
 
     /// Its name in its parent, ready for the kernel; `None` for a root.
     pub fn c_name(&self) -> Option<&'a CStr> {
-        self.name
+        self.name.and_then(|n| CStr::from_bytes_with_nul(n).ok())
     }
 
     /// The depth below the root (0 for a root).

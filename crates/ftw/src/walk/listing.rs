@@ -211,6 +211,11 @@ impl Listing {
         &self.names[item.start as usize..(item.start + item.len) as usize]
     }
 
+    /// The name of `item` followed by its NUL.
+    pub(crate) fn name_with_nul(&self, item: &Item) -> &[u8] {
+        &self.names[item.start as usize..=(item.start + item.len) as usize]
+    }
+
     /// The name of `item` as a C string, ready for the kernel.
     pub(crate) fn c_name(&self, item: &Item) -> &CStr {
         let bytes = &self.names[item.start as usize..=(item.start + item.len) as usize];

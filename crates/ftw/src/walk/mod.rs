@@ -319,7 +319,9 @@ pub struct Entry<'a> {
     pub(crate) followed_link: bool,
     pub(crate) ino: u64,
     pub(crate) dir: Option<&'a Dir>,
-    pub(crate) c_name: Option<&'a CStr>,
+    /// The name followed by its NUL (made a `CStr` only when asked: checking it costs a
+    /// pass over the name).
+    pub(crate) c_name: Option<&'a [u8]>,
 }
 
 impl<'a> Entry<'a> {
@@ -333,7 +335,7 @@ impl<'a> Entry<'a> {
 
     /// The entry's name as a C string, ready for the kernel; `None` for a root.
     pub fn c_name(&self) -> Option<&'a CStr> {
-        self.c_name
+        self.c_name.and_then(|n| CStr::from_bytes_with_nul(n).ok())
     }
 
     /// The entry's name, the bytes on disk; for a root (depth 0), the root as given.

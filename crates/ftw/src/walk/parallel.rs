@@ -104,11 +104,10 @@ impl<S> Node<S> {
     }
 }
 
-/// The name of a directory in its parent, ready for the kernel, from its path as a
-/// node keeps it (`None` for a root).
-fn c_name(path: &[u8], name_start: usize, depth: usize) -> Option<&CStr> {
-    (depth > 0)
-        .then(|| CStr::from_bytes_with_nul(&path[name_start..]).expect("one NUL, at the end"))
+/// The name of a directory in its parent followed by its NUL, from its path as a node
+/// keeps it (`None` for a root).
+fn c_name(path: &[u8], name_start: usize, depth: usize) -> Option<&[u8]> {
+    (depth > 0).then(|| &path[name_start..])
 }
 
 /// The reference a node or a job holds to its parent node. Dropped without recursion:
@@ -539,7 +538,7 @@ fn run_job<V>(
             followed_link,
             ino: item.ino,
             dir: Some(dir_ref),
-            c_name: Some(state.list.c_name(&item)),
+            c_name: Some(state.list.name_with_nul(&item)),
         };
         let control = if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
             Control::Skip

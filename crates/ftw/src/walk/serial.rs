@@ -10,7 +10,6 @@ use super::{
     path_to_bytes,
 };
 use crate::sys::{Dir, DirBuf, FileType};
-use std::ffi::CStr;
 use std::io;
 use std::path::PathBuf;
 
@@ -114,7 +113,7 @@ fn entry<'a>(
         followed_link,
         ino: item.ino,
         dir: frame.dir.as_ref(),
-        c_name: Some(frame.list.c_name(item)),
+        c_name: Some(frame.list.name_with_nul(item)),
     }
 }
 
@@ -295,8 +294,8 @@ impl Walk {
 
     /// The name, ready for the kernel, of the entry the top frame reported last (the
     /// directory being entered or left, while its frame is on top or leaving).
-    fn current_name(parent: Option<&Frame>) -> Option<&CStr> {
-        parent.map(|p| p.list.c_name(&p.list.items[p.cursor - 1]))
+    fn current_name(parent: Option<&Frame>) -> Option<&[u8]> {
+        parent.map(|p| p.list.name_with_nul(&p.list.items[p.cursor - 1]))
     }
 
     fn enter_event(&self) -> DirEvent<'_> {
