@@ -19,7 +19,7 @@ use std::path::PathBuf;
 /// 3. [`Visitor::entry`] sees each of its entries, with its state (and each
 ///    subdirectory goes through 1 to 4);
 /// 4. [`Visitor::leave`] gets its state back, after every directory below it was left,
-///    exactly once.
+///    exactly once, beside its parent's state.
 ///
 /// A directory that could not be opened is reported as an error and neither entered
 /// nor left. Directories at `max_depth` are not opened. After [`Control::Stop`], no
@@ -45,7 +45,7 @@ use std::path::PathBuf;
 ///         }
 ///         Control::Continue
 ///     }
-///     fn leave(&mut self, d: &DirEvent<'_>, _: ()) {
+///     fn leave(&mut self, d: &DirEvent<'_>, _: (), _: Option<&()>) {
 ///         if let (Some(parent), Some(name)) = (d.parent_dir(), d.c_name()) {
 ///             parent.remove_dir_at(name).expect("removed");
 ///         }
@@ -78,8 +78,9 @@ pub trait Visitor {
     fn entry(&mut self, item: Result<&Entry<'_>, Error>, dir: Option<&Self::State>) -> Control;
 
     /// A directory is done: every entry below it was seen and every directory below it
-    /// left. Gets back its state.
-    fn leave(&mut self, dir: &DirEvent<'_>, state: Self::State);
+    /// left. Gets back its state, and sees its parent's (`None` for a root), to fold a
+    /// total into it.
+    fn leave(&mut self, dir: &DirEvent<'_>, state: Self::State, parent: Option<&Self::State>);
 }
 
 /// A directory being entered or left.
@@ -149,5 +150,5 @@ where
     }
 
     #[inline]
-    fn leave(&mut self, _: &DirEvent<'_>, _: ()) {}
+    fn leave(&mut self, _: &DirEvent<'_>, _: (), _: Option<&()>) {}
 }

@@ -149,7 +149,10 @@ impl Visitor for Rec<'_> {
         Control::Continue
     }
 
-    fn leave(&mut self, d: &DirEvent<'_>, state: Vec<u8>) {
+    fn leave(&mut self, d: &DirEvent<'_>, state: Vec<u8>, parent: Option<&Vec<u8>>) {
+        if parent.cloned() != (d.depth() > 0).then(|| parent_of(d.path())) {
+            self.push(Ev::Bad(format!("leave: parent state {parent:?} for {:?}", d.path())));
+        }
         self.check_dir("leave", d.dir(), d.path());
         if d.depth() > 0 {
             self.check_dir("leave's parent", d.parent_dir(), &parent_of(d.path()));
@@ -426,7 +429,7 @@ impl Visitor for Remover<'_> {
         Control::Continue
     }
 
-    fn leave(&mut self, d: &DirEvent<'_>, _: ()) {
+    fn leave(&mut self, d: &DirEvent<'_>, _: (), _: Option<&()>) {
         if d.depth() == 0 {
             return;
         }
@@ -542,9 +545,12 @@ impl Visitor for Sizes<'_> {
         Control::Continue
     }
 
-    fn leave(&mut self, _: &DirEvent<'_>, total: AtomicU64) {
-        // Into the parent's total: here, straight into the grand total.
-        self.total.fetch_add(total.into_inner(), Ordering::Relaxed);
+    fn leave(&mut self, _: &DirEvent<'_>, total: AtomicU64, parent: Option<&AtomicU64>) {
+        // Into the parent's total; the root's is the grand total.
+        match parent {
+            Some(up) => up.fetch_add(total.into_inner(), Ordering::Relaxed),
+            None => self.total.fetch_add(total.into_inner(), Ordering::Relaxed),
+        };
     }
 }
 

@@ -187,7 +187,7 @@ impl<V: ParallelVisitor> Visitor for Plain<V> {
     }
 
     #[inline]
-    fn leave(&mut self, _: &DirEvent<'_>, _: ()) {}
+    fn leave(&mut self, _: &DirEvent<'_>, _: (), _: Option<&()>) {}
 }
 
 impl ParallelWalk {
@@ -229,7 +229,7 @@ impl ParallelWalk {
     ///         }
     ///         Control::Continue
     ///     }
-    ///     fn leave(&mut self, d: &DirEvent<'_>, total: AtomicU64) {
+    ///     fn leave(&mut self, d: &DirEvent<'_>, total: AtomicU64, _: Option<&AtomicU64>) {
     ///         self.0.lock().unwrap().push((d.depth(), total.into_inner()));
     ///     }
     /// }
@@ -679,7 +679,9 @@ fn leave<V: Visitor>(
         dir: handle.as_ref().map(|h| &h.dir).or(own.as_ref()),
         parent: parent.and_then(|p| p.dir()).or(up.as_ref()),
     };
-    state.visitor.leave(&event, dir_state);
+    state
+        .visitor
+        .leave(&event, dir_state, parent.map(|p| &p.state));
     up
 }
 

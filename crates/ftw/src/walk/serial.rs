@@ -218,26 +218,26 @@ impl Walk {
     ///
     /// ```
     /// use ftw::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder};
+    /// use std::cell::Cell;
     ///
     /// /// Counts the files below each directory, handing each total to its parent.
-    /// struct Files(Vec<(usize, u64)>, Vec<u64>);
+    /// struct Files(Vec<(usize, u64)>);
     /// impl Visitor for Files {
-    ///     type State = ();
-    ///     fn enter(&mut self, _: &DirEvent<'_>, _: Option<&()>) {
-    ///         self.1.push(0);
+    ///     type State = Cell<u64>;
+    ///     fn enter(&mut self, _: &DirEvent<'_>, _: Option<&Cell<u64>>) -> Cell<u64> {
+    ///         Cell::new(0)
     ///     }
-    ///     fn entry(&mut self, e: Result<&Entry<'_>, Error>, _: Option<&()>) -> Control {
-    ///         if !e.unwrap().is_dir() {
-    ///             *self.1.last_mut().unwrap() += 1;
+    ///     fn entry(&mut self, e: Result<&Entry<'_>, Error>, dir: Option<&Cell<u64>>) -> Control {
+    ///         if let (false, Some(n)) = (e.unwrap().is_dir(), dir) {
+    ///             n.set(n.get() + 1);
     ///         }
     ///         Control::Continue
     ///     }
-    ///     fn leave(&mut self, d: &DirEvent<'_>, _: ()) {
-    ///         let n = self.1.pop().unwrap();
-    ///         if let Some(up) = self.1.last_mut() {
-    ///             *up += n;
+    ///     fn leave(&mut self, d: &DirEvent<'_>, files: Cell<u64>, parent: Option<&Cell<u64>>) {
+    ///         if let Some(up) = parent {
+    ///             up.set(up.get() + files.get());
     ///         }
-    ///         self.0.push((d.depth(), n));
+    ///         self.0.push((d.depth(), files.get()));
     ///     }
     /// }
     ///
@@ -245,7 +245,7 @@ impl Walk {
     /// std::fs::create_dir_all(tmp.path().join("a/b"))?;
     /// std::fs::write(tmp.path().join("a/f"), b"")?;
     /// std::fs::write(tmp.path().join("a/b/g"), b"")?;
-    /// let mut v = Files(Vec::new(), Vec::new());
+    /// let mut v = Files(Vec::new());
     /// WalkBuilder::new(tmp.path()).sort(true).build().visit_events(&mut v);
     /// // Left deepest first: a/b (1 file), a (2), the root (2).
     /// assert_eq!(v.0, vec![(2, 1), (1, 2), (0, 2)]);
@@ -278,7 +278,7 @@ impl Walk {
                 }
                 Step::Leave => {
                     let state = states.pop().expect("a directory left was entered");
-                    v.leave(&self.leave_event(), state);
+                    v.leave(&self.leave_event(), state, states.last());
                     Control::Continue
                 }
             };
