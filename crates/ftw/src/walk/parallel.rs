@@ -412,7 +412,7 @@ fn run_job<V>(
             // A mount point the walk does not cross (known only once opened, when its
             // entry could not be identified).
             Ok((_, id)) if opts.off_fs(id, job.root_dev) => {
-                finish(ctx, state, job.parent, scope);
+                finish(ctx, state, job.parent, scope, None);
                 return;
             }
             Ok((dir, id)) => (dir, id, job.root_dev),
@@ -420,7 +420,7 @@ fn run_job<V>(
                 let err = Error::io(bytes_to_path(path.to_vec()), job.depth, e);
                 let parent = job.parent.0.as_deref().map(|p| &p.state);
                 report(state, scope, err, parent);
-                finish(ctx, state, job.parent, scope);
+                finish(ctx, state, job.parent, scope, None);
                 return;
             }
         }
@@ -589,12 +589,14 @@ fn run_job<V>(
             });
         }
     }
-    drop((handle, local, base));
+    drop((handle, base));
     if stop {
         scope.stop();
         return;
     }
-    finish(ctx, state, Parent(Some(node)), scope);
+    // A handle not kept in the node is still the node's own, should it be left now.
+    let carry = local.filter(|_| opts.keep_handles);
+    finish(ctx, state, Parent(Some(node)), scope, carry);
 }
 
 /// Lets go of a job's reference to a node (its own, or its parent's when it entered
@@ -604,10 +606,11 @@ fn finish<V: Visitor>(
     state: &mut WorkerState<V>,
     mut node: Parent<V::State>,
     scope: &Scope<'_, DirJob<V::State>>,
+    mut carry: Option<Dir>,
 ) {
-    // The parent's handle, when leaving a node had to open it: the next node up is that
-    // parent, whose own handle it then is.
-    let mut carry = None;
+    // `carry` is the handle of the node let go of, if the caller has it at hand: then,
+    // the parent's handle when leaving a node had to open it, the next node up being
+    // that parent.
     while let Some(n) = node.0.take() {
         let Some(mut n) = Arc::into_inner(n) else {
             return;
