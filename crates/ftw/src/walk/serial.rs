@@ -1,7 +1,7 @@
 //! The serial walker: an explicit stack of directory frames, depth first, no recursion,
 //! a bounded number of open handles.
 
-use super::ahead::{ReadAhead, Root, Take, child_key};
+use super::ahead::{AheadInfo, ReadAhead, Root, Take};
 use super::listing::{Item, Listing};
 use super::{
     Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join,
@@ -42,6 +42,8 @@ pub struct Walk {
 struct Frame {
     dir: Option<Dir>,
     list: Listing,
+    /// What the read-ahead knows of this directory (empty without a read-ahead).
+    ahead: AheadInfo,
     /// The next entry of `list` to report.
     cursor: usize,
     /// Past this index no entry can be a directory, so the handle can go.
@@ -51,8 +53,8 @@ struct Frame {
     path_len: usize,
     name_start: usize,
     depth: usize,
-    /// (device, inode), when known: always with `follow_links` or `same_file_system`,
-    /// else recorded when the handle is closed early, to check a reopening.
+    /// (device, inode), when known: always with `follow_links`, `same_file_system` or a
+    /// read-ahead, else recorded when the handle is closed early, to check a reopening.
     id: Option<(u64, u64)>,
     /// Entered through a symbolic link (reopen by following it).
     via_link: bool,
@@ -208,7 +210,7 @@ impl Walk {
         if let (Pending::Child { .. }, Some(ahead), Some(top)) =
             (&self.pending, &mut self.ahead, self.stack.last())
         {
-            ahead.discard(top.list.slot(top.cursor - 1));
+            ahead.discard(&top.ahead, top.cursor - 1);
         }
         self.pending = Pending::None;
     }
@@ -265,7 +267,7 @@ impl Walk {
                     if let Some(ahead) = &mut self.ahead {
                         // Queued by the workers (a followed link to a directory), never
                         // to be entered.
-                        ahead.discard(top.list.slot(top.cursor - 1));
+                        ahead.discard(&top.ahead, top.cursor - 1);
                     }
                     return Some(Step::Error(Error::fs_loop(path, depth, ancestor)));
                 }
@@ -367,15 +369,21 @@ impl Walk {
         let take = match &mut self.ahead {
             Some(ahead) => {
                 let top = &self.stack[parent];
-                ahead.take(top.list.slot(top.cursor - 1))
+                ahead.take(&top.ahead, top.cursor - 1)
             }
-            None => Take::Yourself(None),
+            None => Take::Yourself(None, AheadInfo::default()),
         };
         let read_here = !matches!(take, Take::Ready(_));
-        let (dir, id, list, read_res) = match take {
+        let (dir, id, list, read_res, mut info) = match take {
             Take::Ready(Err(e)) => return Err(Error::io(child_path(self), depth, e)),
-            Take::Ready(Ok(r)) => (None, r.id, Some(r.list), r.read_error.map_or(Ok(()), Err)),
-            Take::Yourself(shared) => {
+            Take::Ready(Ok(r)) => (
+                None,
+                Some(r.id),
+                Some(r.list),
+                r.read_error.map_or(Ok(()), Err),
+                r.ahead,
+            ),
+            Take::Yourself(shared, info) => {
                 if shared.is_some() {
                     self.make_room(1, &[parent]);
                 }
@@ -399,7 +407,11 @@ impl Walk {
                     }
                 };
                 let dir = opened.map_err(|e| Error::io(child_path(self), depth, e))?;
-                let id = if self.opts.follow_links || self.opts.same_file_system {
+                // Beside a read-ahead, its workers open the subdirectories from this one
+                // opened again by path, and check it by its identity.
+                let want_id =
+                    self.opts.follow_links || self.opts.same_file_system || self.ahead.is_some();
+                let id = if want_id {
                     let m = dir
                         .stat(StatMask::TYPE)
                         .map_err(|e| Error::io(child_path(self), depth, e))?;
@@ -407,7 +419,7 @@ impl Walk {
                 } else {
                     None
                 };
-                (Some(dir), id, None, Ok(()))
+                (Some(dir), id, None, Ok(()), info)
             }
         };
         // The parent's handle is no longer needed once no later entry can be a directory.
@@ -423,19 +435,17 @@ impl Walk {
         }
         self.path
             .extend_from_slice(self.stack[parent].list.name(&item));
-        let (mut list, read_res) = match (list, &dir) {
+        let (list, read_res) = match (list, &dir) {
             (Some(list), _) => (list, read_res),
             (None, Some(dir)) => self.read_listing(dir),
             (None, None) => unreachable!("a directory read here has its handle"),
         };
         if read_here {
             if let Some(ahead) = &mut self.ahead {
-                let top = &self.stack[parent];
-                list.key = Some(child_key(top.list.key(), top.cursor - 1));
-                ahead.queue_children(&self.path, depth, &mut list);
+                ahead.queue_children(&self.path, depth, &list, id, &mut info);
             }
         }
-        self.push_listing(dir, list, id, depth, via_link, name_start);
+        self.push_listing(dir, list, info, id, depth, via_link, name_start);
         read_res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), depth, e))
     }
 
@@ -461,10 +471,12 @@ impl Walk {
 
     /// Pushes the frame of the directory whose path `self.path` now ends with. Its
     /// handle is kept only while it has subdirectories to open.
+    #[allow(clippy::too_many_arguments)]
     fn push_listing(
         &mut self,
         dir: Option<Dir>,
         list: Listing,
+        ahead: AheadInfo,
         id: Option<(u64, u64)>,
         depth: usize,
         via_link: bool,
@@ -478,6 +490,7 @@ impl Walk {
         self.stack.push(Frame {
             dir,
             list,
+            ahead,
             cursor: 0,
             last_dir,
             path_len: self.path.len(),
@@ -490,7 +503,7 @@ impl Walk {
 
     /// Reads a root and pushes its frame.
     fn push_root(&mut self, dir: Dir, id: Option<(u64, u64)>) -> Result<(), Error> {
-        let key = self.ahead.as_mut().map(|ahead| {
+        let info = self.ahead.as_mut().map(|ahead| {
             // The same directory the walker reads, not the path opened again.
             let root = dir.try_clone().ok();
             let rel = self.path.len() + usize::from(!self.path.ends_with(b"/"));
@@ -500,12 +513,12 @@ impl Walk {
                 dev: self.root_dev,
             }))
         });
-        let (mut list, res) = self.read_listing(&dir);
-        if let (Some(ahead), Some(key)) = (&mut self.ahead, key) {
-            list.key = Some(key);
-            ahead.queue_children(&self.path, 0, &mut list);
+        let (list, res) = self.read_listing(&dir);
+        let mut info = info.unwrap_or_default();
+        if let Some(ahead) = &mut self.ahead {
+            ahead.queue_children(&self.path, 0, &list, id, &mut info);
         }
-        self.push_listing(Some(dir), list, id, 0, false, 0);
+        self.push_listing(Some(dir), list, info, id, 0, false, 0);
         res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), 0, e))
     }
 
