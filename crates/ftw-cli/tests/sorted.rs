@@ -7,14 +7,32 @@ use common::*;
 use std::hash::{DefaultHasher, Hasher};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+
+/// A chain made by [`chain`], removed without recursion when the test ends, failed or
+/// not (the temporary directory's own removal recurses, and would overflow the stack).
+struct Chain<'a>(&'a Path);
+
+impl Chain<'_> {
+    fn new(root: &Path, levels: usize) -> Chain<'_> {
+        chain(root, levels, "d", 0);
+        Chain(root)
+    }
+}
+
+impl Drop for Chain<'_> {
+    fn drop(&mut self) {
+        remove_chain(self.0, "d");
+    }
+}
 
 #[test]
 fn a_sorted_walk_of_twenty_thousand_levels_matches_find_in_little_memory() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    chain(root, 20_000, "d", 0);
+    let _chain = Chain::new(root, 20_000);
     // After the chain in sorted order: a directory whose listing (about 1 MB) keeps ftw
     // writing, and so alive, while its peak memory is read.
     std::fs::create_dir(root.join("z")).unwrap();
@@ -88,14 +106,13 @@ fn a_sorted_walk_of_twenty_thousand_levels_matches_find_in_little_memory() {
             "ftw find --sort -j {j} grew to {peak} KiB on a chain of 20000 levels"
         );
     }
-    remove_chain(root, "d");
 }
 
 #[test]
 fn a_sorted_walk_of_a_hundred_thousand_levels_lists_completely_on_a_small_stack() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    chain(root, 100_000, "d", 0);
+    let _chain = Chain::new(root, 100_000);
     // The whole chain is walked; only its two deepest levels are printed.
     let (theirs, fr) = gnu_find(root, &[], &["-mindepth", "99999"]);
     assert_eq!(fr.code, 0, "find failed: {}", fr.stderr);
@@ -117,7 +134,6 @@ fn a_sorted_walk_of_a_hundred_thousand_levels_lists_completely_on_a_small_stack(
             &theirs,
         );
     }
-    remove_chain(root, "d");
 }
 
 #[test]
