@@ -127,8 +127,9 @@ pub(crate) struct Hooks {
     /// with their subdirectories (off: every read below the root's entries opens its
     /// parent by path).
     pub(crate) ahead_share: bool,
-    /// Called with the path of each directory read ahead, before it is opened: it may
-    /// change the tree, or panic as a broken read would.
+    /// Called with the path below the root of each directory read ahead (its name alone
+    /// past the read-ahead's longest path), before it is opened: it may change the tree,
+    /// or panic as a broken read would.
     pub(crate) ahead_fault: Option<Fault>,
     /// Read-ahead workers past this many cannot be started, as when the system has no
     /// more threads to give.

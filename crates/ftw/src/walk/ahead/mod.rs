@@ -337,7 +337,11 @@ impl ReadAhead {
         if self.workers.is_empty() {
             return;
         }
-        let Some(group) = prepare(&self.shared.opts, root, path, depth, list, key, id, None) else {
+        // The root's path is followed by a `/` (unless it ends with one) where the path
+        // below it starts.
+        let rel = path.get(root.rel..).unwrap_or_default();
+        let opts = &self.shared.opts;
+        let Some(group) = prepare(opts, root, Some(rel), depth, list, key, id, None) else {
             return;
         };
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());

@@ -88,8 +88,11 @@ pub(super) fn cmp_keys(a: &KeyNode, b: &KeyNode) -> Ordering {
 
 /// The subdirectories of one directory, queued together.
 pub(super) struct Group {
-    /// The directory's path, ending with `/`.
-    pub(super) path: Vec<u8>,
+    /// The directory's path below the root, ending with `/` (empty for the root), while
+    /// short enough for its children to be opened by it ([`MAX_REL`]); past that, they
+    /// are opened through `dir` alone. So a group holds no more than `MAX_REL` bytes of
+    /// path, however deep it lies.
+    pub(super) rel: Option<Vec<u8>>,
     /// The children's names, each followed by a NUL.
     names: Vec<u8>,
     pub(super) children: Vec<Child>,
@@ -118,7 +121,17 @@ impl Group {
 
     /// Whether this is the root's group (its children open from the root's handle).
     pub(super) fn at_root(&self) -> bool {
-        self.path.len() <= self.root.rel
+        self.rel.as_ref().is_some_and(|r| r.is_empty())
+    }
+
+    /// The path below the root of the `c`th child, into `out`; its name alone when the
+    /// group's path was not kept.
+    pub(super) fn child_rel(&self, c: usize, out: &mut Vec<u8>) {
+        out.clear();
+        if let Some(rel) = &self.rel {
+            out.extend_from_slice(rel);
+        }
+        out.extend_from_slice(self.name(&self.children[c]).to_bytes());
     }
 }
 
@@ -139,15 +152,16 @@ impl Waiting {
 }
 
 /// Makes the group of the subdirectories listed in `list`, the listing of the
-/// directory at `path` whose key is `key` and identity `id`, without the lock; `None`
-/// when there is nothing to queue. Without a shared handle (`dir`), a worker opens a
-/// child from its parent opened by path and checked against `id`: unknown, only the
-/// root's children (opened from the root's handle) are queued.
+/// directory whose path below the root is `rel` (`None`: too long to keep), key `key`
+/// and identity `id`, without the lock; `None` when there is nothing to queue. Without
+/// a shared handle (`dir`), a worker opens a child from its parent opened by path and
+/// checked against `id`: with the path or the identity unknown, only the root's
+/// children (opened from the root's handle) are queued.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn prepare(
     opts: &Options,
     root: &Arc<Root>,
-    path: &[u8],
+    rel: Option<&[u8]>,
     depth: usize,
     list: &Listing,
     key: &Key,
@@ -157,8 +171,9 @@ pub(super) fn prepare(
     if depth + 1 >= opts.max_depth {
         return None;
     }
-    let dir_len = path.len() + usize::from(!path.ends_with(b"/"));
-    if dir.is_none() && id.is_none() && dir_len > root.rel {
+    // The length of the group's path: the directory's and a `/`, none for the root.
+    let rel_len = rel.map(|r| r.len() + usize::from(!r.is_empty()));
+    if dir.is_none() && (rel_len.is_none() || id.is_none() && rel_len != Some(0)) {
         return None;
     }
     let is_child = |item: &Item| item.file_type == FileType::Dir && !list.is_error(item);
@@ -180,7 +195,7 @@ pub(super) fn prepare(
             continue;
         }
         let name = list.c_name(item).to_bytes_with_nul();
-        if dir.is_none() && dir_len + name.len() - root.rel > MAX_REL {
+        if dir.is_none() && rel_len.is_none_or(|len| len + name.len() > MAX_REL) {
             continue;
         }
         children.push(Child {
@@ -194,13 +209,16 @@ pub(super) fn prepare(
     if children.is_empty() {
         return None;
     }
-    let mut dir_path = Vec::with_capacity(dir_len);
-    dir_path.extend_from_slice(path);
-    if !dir_path.ends_with(b"/") {
-        dir_path.push(b'/');
-    }
+    let group_rel = rel.filter(|r| r.len() < MAX_REL).map(|r| {
+        let mut v = Vec::with_capacity(r.len() + 1);
+        v.extend_from_slice(r);
+        if !r.is_empty() {
+            v.push(b'/');
+        }
+        v
+    });
     Some(Group {
-        path: dir_path,
+        rel: group_rel,
         names,
         children,
         dir,

@@ -110,9 +110,7 @@ fn read_job(shared: &Shared, job: &mut Job, buf: &mut DirBuf, path: &mut Vec<u8>
     let child = &group.children[job.child];
     let opts = &shared.opts;
     if let Some(fault) = &opts.hooks.ahead_fault {
-        path.clear();
-        path.extend_from_slice(&group.path);
-        path.extend_from_slice(group.name(child).to_bytes());
+        group.child_rel(job.child, path);
         (fault.0)(path);
     }
     let start = Instant::now();
@@ -130,13 +128,13 @@ fn read_job(shared: &Shared, job: &mut Job, buf: &mut DirBuf, path: &mut Vec<u8>
     let dir = dir
         .filter(|_| opts.hooks.ahead_share)
         .and_then(|dir| Handle::share(dir, &shared.open, shared.share_limit, false).ok());
-    path.clear();
-    path.extend_from_slice(&group.path);
-    path.extend_from_slice(group.name(child).to_bytes());
+    // Past `MAX_REL`, no path is kept (nor needed: see `Group::rel`).
+    group.child_rel(job.child, path);
+    let rel = group.rel.as_ref().map(|_| &path[..]);
     let children = prepare(
         opts,
         &group.root,
-        path,
+        rel,
         group.depth,
         &ready.list,
         &child.key,
@@ -256,8 +254,12 @@ fn open(opts: &Options, group: &Group, child: usize, path: &mut Vec<u8>) -> io::
         Some(p) => &p.dir,
         None if group.at_root() => &group.root.dir,
         None => {
+            let rel = group
+                .rel
+                .as_ref()
+                .expect("queued without a handle: a path kept");
             path.clear();
-            path.extend_from_slice(&group.path[group.root.rel..group.path.len() - 1]);
+            path.extend_from_slice(&rel[..rel.len() - 1]);
             path.push(0);
             let rel = CStr::from_bytes_with_nul(path)
                 .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
