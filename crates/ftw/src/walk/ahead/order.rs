@@ -155,8 +155,8 @@ impl Waiting {
 /// directory whose path below the root is `rel` (`None`: too long to keep), key `key`
 /// and identity `id`, without the lock; `None` when there is nothing to queue. Without
 /// a shared handle (`dir`), a worker opens a child from its parent opened by path and
-/// checked against `id`: with the path or the identity unknown, only the root's
-/// children (opened from the root's handle) are queued.
+/// checked against `id`: with the path unknown, nothing is queued, and with the
+/// identity unknown, only the root's children (opened from the root's handle).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn prepare(
     opts: &Options,
