@@ -104,16 +104,6 @@ fn fan_out(root: &Path, levels: usize, fan: usize) -> usize {
     (1..=levels).map(|k| fan.pow(k as u32)).sum::<usize>() + fan.pow(levels as u32)
 }
 
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap()
-}
-
 #[test]
 fn a_reader_that_does_not_keep_up_does_not_grow_the_process() {
     let tmp = tempfile::tempdir().unwrap();

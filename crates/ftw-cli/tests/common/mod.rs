@@ -309,6 +309,17 @@ pub fn wait_or_kill(child: &mut Child, limit: Duration) -> std::process::ExitSta
     }
 }
 
+/// The peak resident memory of the running process `pid`, in KiB (its `VmHWM`).
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
 /// Runs `cmd`, reads the first 100 bytes of its output, then closes the pipe, as
 /// `| head -c 100` would; returns how it ended and its stderr.
 pub fn close_after_first_bytes(cmd: &mut Command) -> (ExitStatus, String) {

@@ -151,7 +151,10 @@ impl Visitor for Rec<'_> {
 
     fn leave(&mut self, d: &DirEvent<'_>, state: Vec<u8>, parent: Option<&Vec<u8>>) {
         if parent.cloned() != (d.depth() > 0).then(|| parent_of(d.path())) {
-            self.push(Ev::Bad(format!("leave: parent state {parent:?} for {:?}", d.path())));
+            self.push(Ev::Bad(format!(
+                "leave: parent state {parent:?} for {:?}",
+                d.path()
+            )));
         }
         self.check_dir("leave", d.dir(), d.path());
         if d.depth() > 0 {

@@ -3,11 +3,9 @@
 //! the type of each entry with the cheapest call that answers.
 
 use super::Options;
-use super::ahead::SlotId;
 use crate::sys::{Dir, DirBuf, FileType, StatMask};
 use std::ffi::CStr;
 use std::io::{self, ErrorKind::NotADirectory, ErrorKind::NotFound};
-use std::sync::Arc;
 
 /// One entry of a [`Listing`]: where its name lies in the arena, its type and inode.
 #[derive(Clone, Copy, Debug)]
@@ -37,10 +35,6 @@ pub(crate) struct Listing {
     pub(crate) items: Vec<Item>,
     targets: Vec<(u64, u64)>,
     errors: Vec<Option<io::Error>>,
-    /// In a sorted walk that reads ahead: this directory's place in the walk's order,
-    /// and the read-ahead slot of each entry (empty when none was queued).
-    pub(crate) key: Option<Arc<[u32]>>,
-    pub(crate) slots: Vec<SlotId>,
 }
 
 /// What [`Listing::resolved`] says of an item that could be typed: its final type,
@@ -55,7 +49,6 @@ impl Listing {
         self.items.clear();
         self.targets.clear();
         self.errors.clear();
-        self.slots.clear();
     }
 
     /// Gives every entry its final type (see [`resolve`]): afterwards the directory's
@@ -194,16 +187,6 @@ impl Listing {
             names[a.start as usize..(a.start + a.len) as usize]
                 .cmp(&names[b.start as usize..(b.start + b.len) as usize])
         });
-    }
-
-    /// This directory's key in a sorted walk that reads ahead (see `key`).
-    pub(crate) fn key(&self) -> &[u32] {
-        self.key.as_deref().unwrap_or_default()
-    }
-
-    /// The read-ahead slot of the `index`th entry ([`SlotId::NONE`] if it has none).
-    pub(crate) fn slot(&self, index: usize) -> SlotId {
-        self.slots.get(index).copied().unwrap_or(SlotId::NONE)
     }
 
     /// The name of `item`, without its NUL.

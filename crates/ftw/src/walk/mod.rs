@@ -132,6 +132,30 @@ pub(crate) struct Hooks {
     /// A pause before each directory a parallel walk or a read-ahead reads, as if the
     /// disk were slow.
     pub(crate) read_delay: std::time::Duration,
+    /// Whether the read-ahead's workers share the handles of the directories they read
+    /// with their subdirectories (off: every read below the root's entries opens its
+    /// parent by path).
+    pub(crate) ahead_share: bool,
+    /// Called with the path below the root of each directory read ahead (its name alone
+    /// past the read-ahead's longest path), before it is opened: it may change the tree,
+    /// or panic as a broken read would.
+    pub(crate) ahead_fault: Option<Fault>,
+    /// Read-ahead workers past this many cannot be started, as when the system has no
+    /// more threads to give.
+    pub(crate) ahead_spawn_limit: usize,
+}
+
+/// A test's call into the read-ahead (see [`Hooks::ahead_fault`]).
+#[derive(Clone)]
+pub(crate) struct Fault(pub(crate) std::sync::Arc<FaultFn>);
+
+/// What a [`Fault`] calls, with the path of a directory.
+pub(crate) type FaultFn = dyn Fn(&[u8]) + Send + Sync;
+
+impl std::fmt::Debug for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Fault")
+    }
 }
 
 impl Default for Hooks {
@@ -140,6 +164,9 @@ impl Default for Hooks {
             forget_types: false,
             ahead_window: ahead::WINDOW,
             read_delay: std::time::Duration::ZERO,
+            ahead_share: true,
+            ahead_fault: None,
+            ahead_spawn_limit: usize::MAX,
         }
     }
 }

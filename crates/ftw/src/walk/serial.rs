@@ -1,7 +1,7 @@
 //! The serial walker: an explicit stack of directory frames, depth first, no recursion,
 //! a bounded number of open handles.
 
-use super::ahead::{ReadAhead, Root, Take, child_key};
+use super::ahead::{AheadInfo, ReadAhead, Root, Take};
 use super::event::{DirEvent, Entries, Visitor};
 use super::listing::{Item, Listing};
 use super::node::{self, Id, RootStart};
@@ -48,6 +48,8 @@ pub struct Walk {
 struct Frame {
     dir: Option<Dir>,
     list: Listing,
+    /// What the read-ahead knows of this directory (empty without a read-ahead).
+    ahead: AheadInfo,
     /// The next entry of `list` to report.
     cursor: usize,
     /// Past this index no entry can be a directory, so the handle can go.
@@ -57,8 +59,8 @@ struct Frame {
     path_len: usize,
     name_start: usize,
     depth: usize,
-    /// (device, inode), when known: always with `follow_links` or `same_file_system`,
-    /// else recorded when the handle is closed early, to check a reopening.
+    /// (device, inode), when known: always with `follow_links`, `same_file_system` or a
+    /// read-ahead, else recorded when the handle is closed early, to check a reopening.
     id: Option<Id>,
     /// Entered through a symbolic link (reopen by following it).
     via_link: bool,
@@ -345,7 +347,7 @@ impl Walk {
         if let (Pending::Child { .. }, Some(ahead), Some(top)) =
             (&self.pending, &mut self.ahead, self.stack.last())
         {
-            ahead.discard(top.list.slot(top.cursor - 1));
+            ahead.discard(&top.ahead, top.cursor - 1);
         }
         self.pending = Pending::None;
     }
@@ -420,7 +422,7 @@ impl Walk {
                     if let Some(ahead) = &mut self.ahead {
                         // Queued by the workers (a followed link to a directory), never
                         // to be entered.
-                        ahead.discard(top.list.slot(top.cursor - 1));
+                        ahead.discard(&top.ahead, top.cursor - 1);
                     }
                     return Some(Step::Error(Error::fs_loop(path, depth, ancestor)));
                 }
@@ -497,16 +499,24 @@ impl Walk {
         let take = match &mut self.ahead {
             Some(ahead) => {
                 let top = &self.stack[parent];
-                ahead.take(top.list.slot(top.cursor - 1))
+                ahead.take(&top.ahead, top.cursor - 1)
             }
-            None => Take::Yourself(None),
+            None => Take::Yourself(None, AheadInfo::default()),
         };
         let read_here = !matches!(take, Take::Ready(_));
-        let want_id = self.opts.wants_ids();
-        let (dir, id, list, read_res) = match take {
+        // Beside a read-ahead, its workers open the subdirectories from this one opened
+        // again by path, and check it by its identity.
+        let want_id = self.opts.wants_ids() || self.ahead.is_some();
+        let (dir, id, list, read_res, mut info) = match take {
             Take::Ready(Err(e)) => return Err(Error::io(child_path(self), depth, e)),
-            Take::Ready(Ok(r)) => (None, r.id, Some(r.list), r.read_error.map_or(Ok(()), Err)),
-            Take::Yourself(shared) => {
+            Take::Ready(Ok(r)) => (
+                None,
+                Some(r.id),
+                Some(r.list),
+                r.read_error.map_or(Ok(()), Err),
+                r.ahead,
+            ),
+            Take::Yourself(shared, info) => {
                 let opened = match shared {
                     // The read-ahead shares the parent's handle.
                     Some(h) => {
@@ -524,7 +534,7 @@ impl Walk {
                     }
                 };
                 let (dir, id) = opened.map_err(|e| Error::io(child_path(self), depth, e))?;
-                (Some(dir), id, None, Ok(()))
+                (Some(dir), id, None, Ok(()), info)
             }
         };
         // The parent's handle is no longer needed once no later entry can be a directory
@@ -542,19 +552,17 @@ impl Walk {
         }
         self.path
             .extend_from_slice(self.stack[parent].list.name(&item));
-        let (mut list, read_res) = match (list, &dir) {
+        let (list, read_res) = match (list, &dir) {
             (Some(list), _) => (list, read_res),
             (None, Some(dir)) => self.read_listing(dir),
             (None, None) => unreachable!("a directory read here has its handle"),
         };
         if read_here {
             if let Some(ahead) = &mut self.ahead {
-                let top = &self.stack[parent];
-                list.key = Some(child_key(top.list.key(), top.cursor - 1));
-                ahead.queue_children(&self.path, depth, &mut list);
+                ahead.queue_children(&self.path, depth, &list, id, &mut info);
             }
         }
-        self.push_listing(dir, list, id, depth, via_link, name_start);
+        self.push_listing(dir, list, info, id, depth, via_link, name_start);
         let err = read_res
             .err()
             .map(|e| Error::io(bytes_to_path(self.path.clone()), depth, e));
@@ -583,10 +591,12 @@ impl Walk {
 
     /// Pushes the frame of the directory whose path `self.path` now ends with. Its
     /// handle is kept only while it has subdirectories to open.
+    #[allow(clippy::too_many_arguments)]
     fn push_listing(
         &mut self,
         dir: Option<Dir>,
         list: Listing,
+        ahead: AheadInfo,
         id: Option<Id>,
         depth: usize,
         via_link: bool,
@@ -604,6 +614,7 @@ impl Walk {
         self.stack.push(Frame {
             dir,
             list,
+            ahead,
             cursor: 0,
             last_dir,
             path_len: self.path.len(),
@@ -616,7 +627,7 @@ impl Walk {
 
     /// Reads a root and pushes its frame.
     fn push_root(&mut self, dir: Dir, id: Option<Id>) -> Result<(), Error> {
-        let key = self.ahead.as_mut().map(|ahead| {
+        let info = self.ahead.as_mut().map(|ahead| {
             // The same directory the walker reads, not the path opened again.
             let root = dir.try_clone().ok();
             let rel = self.path.len() + usize::from(!self.path.ends_with(b"/"));
@@ -626,12 +637,12 @@ impl Walk {
                 dev: self.root_dev,
             }))
         });
-        let (mut list, res) = self.read_listing(&dir);
-        if let (Some(ahead), Some(key)) = (&mut self.ahead, key) {
-            list.key = Some(key);
-            ahead.queue_children(&self.path, 0, &mut list);
+        let (list, res) = self.read_listing(&dir);
+        let mut info = info.unwrap_or_default();
+        if let Some(ahead) = &mut self.ahead {
+            ahead.queue_children(&self.path, 0, &list, id, &mut info);
         }
-        self.push_listing(Some(dir), list, id, 0, false, 0);
+        self.push_listing(Some(dir), list, info, id, 0, false, 0);
         res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), 0, e))
     }
 

@@ -587,3 +587,141 @@ fn names_in_a_directory_that_cannot_be_searched_are_reported_with_their_errors()
         );
     }
 }
+
+/// Waits (up to 30 s) until `flag` is set by a read-ahead worker.
+fn wait_for(flag: &std::sync::atomic::AtomicBool) {
+    let start = std::time::Instant::now();
+    while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "no worker reached the directory"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_directory_replaced_while_it_is_read_ahead_is_never_listed_in_its_place() {
+    // `a/b` is read ahead from `a` opened again by path (no handle is shared): by then
+    // `a` is an impostor of the same shape. Neither the worker nor the walker, opening
+    // `a/b` after it, may list the impostor's `b` as the old tree's.
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+    std::fs::write(root.join("a/b/old"), b"").unwrap();
+    std::fs::create_dir(root.join("z")).unwrap();
+    let swapped = std::sync::Arc::new(AtomicBool::new(false));
+    let mut b = WalkBuilder::new(&root).sort(true).threads(2);
+    b.opts.hooks.ahead_share = false;
+    let (r, s) = (root.clone(), swapped.clone());
+    b.opts.hooks.ahead_fault = Some(Fault(std::sync::Arc::new(move |path: &[u8]| {
+        if path == b"a/b" && !s.load(Ordering::SeqCst) {
+            std::fs::rename(r.join("a"), r.join("moved")).unwrap();
+            std::fs::create_dir_all(r.join("a/b/impostor")).unwrap();
+            s.store(true, Ordering::SeqCst);
+        }
+    })));
+    let mut walk = b.build();
+    let (mut seen, mut errors) = (Vec::new(), Vec::new());
+    while let Some(item) = walk.next_entry() {
+        match item {
+            Ok(e) => {
+                let path = e.path();
+                // Hold the walker at `a` until a worker has read ahead below it.
+                if path == root.join("a") {
+                    wait_for(&swapped);
+                }
+                seen.push(path);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    assert!(
+        !seen.iter().any(|p| p.ends_with("impostor")),
+        "listed the impostor: {seen:?}"
+    );
+    assert!(seen.contains(&root.join("z")), "{seen:?}");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].path(), root.join("a/b"));
+    assert!(
+        errors[0]
+            .to_string()
+            .contains("directory replaced during the walk"),
+        "{}",
+        errors[0]
+    );
+}
+
+#[test]
+fn a_read_ahead_worker_that_panics_ends_in_an_error_for_its_directory() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let tmp = bushy();
+    let root = tmp.path().to_path_buf();
+    let serial = in_order(WalkBuilder::new(&root).sort(true).threads(1), b"");
+    let reached = std::sync::Arc::new(AtomicBool::new(false));
+    let mut b = WalkBuilder::new(&root).sort(true).threads(3);
+    let r = reached.clone();
+    b.opts.hooks.ahead_fault = Some(Fault(std::sync::Arc::new(move |path: &[u8]| {
+        if path == b"d1/s2" {
+            r.store(true, Ordering::SeqCst);
+            panic!("a broken read");
+        }
+    })));
+    // The walk runs on a thread of its own: a hang fails the test instead of stalling it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let hold_at = root.join("d1");
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let mut walk = b.build();
+        while let Some(item) = walk.next_entry() {
+            match item {
+                Ok(e) => {
+                    if e.path() == hold_at {
+                        wait_for(&reached);
+                    }
+                    v.push((e.path().to_path_buf(), e.depth(), true));
+                }
+                Err(e) => {
+                    assert!(e.to_string().contains("a broken read"), "{e}");
+                    v.push((e.path().to_path_buf(), e.depth(), false));
+                }
+            }
+        }
+        let _ = tx.send(v);
+    });
+    let listed = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the walk ends");
+    // Everything but what lies below `d1/s2`, which is reported once as an error.
+    let broken = root.join("d1/s2");
+    let mut want: Vec<_> = serial
+        .into_iter()
+        .filter(|(p, _, _)| !p.starts_with(&broken) || p == &broken)
+        .collect();
+    let at = want.iter().position(|(p, _, _)| p == &broken).unwrap();
+    want.insert(at + 1, (broken, 2, false));
+    assert_eq!(listed, want);
+}
+
+#[test]
+fn read_ahead_workers_that_cannot_be_started_change_nothing() {
+    let tmp = bushy();
+    let serial = in_order(WalkBuilder::new(tmp.path()).sort(true).threads(1), b"");
+    for (threads, limit) in [(4, 0), (4, 1), (2, 0)] {
+        let builder = || {
+            let mut b = WalkBuilder::new(tmp.path()).sort(true).threads(threads);
+            b.opts.hooks.ahead_spawn_limit = limit;
+            b
+        };
+        let walk = builder().build();
+        let ahead = walk.ahead.as_ref().expect("reads ahead");
+        assert_eq!(ahead.workers(), limit);
+        assert!(ahead.spawn_error().is_some());
+        assert_eq!(
+            in_order(builder(), b""),
+            serial,
+            "{threads} threads, {limit}"
+        );
+    }
+}
