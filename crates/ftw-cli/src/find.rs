@@ -141,7 +141,8 @@ fn serial(
     if limit == 0 {
         return None;
     }
-    b.build().visit(|item| match item {
+    let mut walk = b.build();
+    walk.visit(|item| match item {
         Ok(entry) => {
             let buf = out.buf();
             entry.write_path(buf);
@@ -162,7 +163,19 @@ fn serial(
             Control::Continue
         }
     });
+    if let Some(e) = walk.spawn_error() {
+        warn_threads(e, walk.threads());
+    }
     closed
+}
+
+/// The one warning when a thread could not be started: the walk went on with `n`.
+fn warn_threads(e: &std::io::Error, n: usize) {
+    let threads = if n == 1 { "thread" } else { "threads" };
+    warn(&format!(
+        "cannot start a thread: {}: running with {n} {threads}",
+        ftw::walk::describe(e)
+    ));
 }
 
 /// Each worker formats its entries into a batch of its own and hands full batches to
@@ -375,12 +388,7 @@ fn parallel(
         .spawn_error
         .or_else(|| writer_error.into_inner().unwrap_or_else(|e| e.into_inner()));
     if let Some(e) = error {
-        let n = stats.threads.max(1);
-        let threads = if n == 1 { "thread" } else { "threads" };
-        warn(&format!(
-            "cannot start a thread: {}: running with {n} {threads}",
-            ftw::walk::describe(&e)
-        ));
+        warn_threads(&e, stats.threads.max(1));
     }
     sink.into_inner().unwrap_or_else(|e| e.into_inner()).1
 }

@@ -167,6 +167,15 @@ fn a_sorted_walk_with_no_thread_to_spare_lists_everything() {
             return;
         }
         assert_eq!(r.code, 0, "ulimit -u {n}: {}", r.stderr);
+        // One warning at most, saying what happened.
+        let lines: Vec<&str> = r.stderr.lines().collect();
+        assert!(lines.len() <= 1, "ulimit -u {n}: {}", r.stderr);
+        for l in lines {
+            assert!(
+                l.starts_with("ftw: warning: cannot start a thread: "),
+                "{l}"
+            );
+        }
         assert_same(
             &format!("ulimit -u {n}, --sort -j 4"),
             &records(&r.stdout),

@@ -357,6 +357,19 @@ impl Walk {
         self.open
     }
 
+    /// The threads reading directories: the walker and the workers reading ahead of it
+    /// (a sorted walk with several threads).
+    pub fn threads(&self) -> usize {
+        1 + self.ahead.as_ref().map_or(0, |a| a.workers())
+    }
+
+    /// Why a thread to read ahead could not be started, if one could not (a process
+    /// limit, `ulimit -u`): the walk went on with those there were, at worst the
+    /// walker alone, and lists the same.
+    pub fn spawn_error(&self) -> Option<&io::Error> {
+        self.ahead.as_ref().and_then(|a| a.spawn_error())
+    }
+
     fn advance(&mut self) -> Option<Step> {
         self.finish_leave();
         loop {

@@ -276,7 +276,6 @@ impl ReadAhead {
 
     /// Why a worker could not be started, if one could not: the walk goes on with
     /// those that were (or with none: the walker then reads every directory itself).
-    #[allow(dead_code)]
     pub(crate) fn spawn_error(&self) -> Option<&io::Error> {
         self.spawn_error.as_ref()
     }
@@ -482,8 +481,7 @@ impl ReadAhead {
             .fetch_add(took.as_nanos() as u64, AtomicOrdering::Relaxed);
     }
 
-    /// The number of workers now (tests).
-    #[cfg(test)]
+    /// The number of workers now.
     pub(crate) fn workers(&self) -> usize {
         self.workers.len()
     }
