@@ -37,7 +37,12 @@ use super::node::Handle;
 use super::pool::DiskWatch;
 use crate::sys::{Dir, DirBuf};
 use order::{Group, Key, KeyNode, Waiting, prepare, push_group};
-use slots::{Slot, SlotId, Slots};
+use slots::SlotId;
+
+/// A queued directory's slot, waiting in its group.
+type Slot = slots::Slot<Arc<order::Group>>;
+/// The slots of the directories queued.
+type Slots = slots::Slots<Arc<order::Group>>;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

@@ -2,8 +2,9 @@
 //! the groups of subdirectories queued together, and the stack they wait on, the group
 //! holding the directory wanted soonest on top.
 
-use super::slots::{Slot, SlotId, Slots};
+use super::slots::SlotId;
 use super::{AheadInfo, MAX_REL, Root, State};
+use super::{Slot, Slots};
 use crate::sys::FileType;
 use crate::walk::Options;
 use crate::walk::listing::{Item, Listing};

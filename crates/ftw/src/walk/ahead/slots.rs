@@ -3,9 +3,7 @@
 //! of the same slot.
 
 use super::Ready;
-use super::order::Group;
 use std::io;
-use std::sync::Arc;
 
 /// Where a queued directory's read is tracked: an index into the slots and the
 /// generation of that slot, so a slot used again is never mistaken for an older one.
@@ -23,11 +21,12 @@ impl SlotId {
     };
 }
 
-/// Where a queued directory's read stands.
-pub(super) enum Slot {
+/// Where a queued directory's read stands; `G` is what a queued directory waits in (its
+/// group of siblings: see `order`).
+pub(super) enum Slot<G> {
     Free,
     /// Waiting for a worker: its group, and its place among the group's children.
-    Queued(Arc<Group>, u32),
+    Queued(G, u32),
     Running,
     /// Read, waiting for the walker; an error is one to report for the directory (a
     /// read that failed is forgotten instead, and the walker reads it itself).
@@ -38,20 +37,28 @@ pub(super) enum Slot {
     Discarded,
 }
 
-pub(super) struct SlotEntry {
+pub(super) struct SlotEntry<G> {
     generation: u32,
-    pub(super) slot: Slot,
+    pub(super) slot: Slot<G>,
 }
 
 /// The directories queued and not yet taken by the walker, by [`SlotId`].
-#[derive(Default)]
-pub(super) struct Slots {
-    pub(super) entries: Vec<SlotEntry>,
+pub(super) struct Slots<G> {
+    pub(super) entries: Vec<SlotEntry<G>>,
     free: Vec<u32>,
 }
 
-impl Slots {
-    pub(super) fn insert(&mut self, slot: Slot) -> SlotId {
+impl<G> Default for Slots<G> {
+    fn default() -> Self {
+        Slots {
+            entries: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<G> Slots<G> {
+    pub(super) fn insert(&mut self, slot: Slot<G>) -> SlotId {
         match self.free.pop() {
             Some(i) => {
                 let e = &mut self.entries[i as usize];
@@ -74,17 +81,17 @@ impl Slots {
         }
     }
 
-    pub(super) fn entry(&self, id: SlotId) -> Option<&SlotEntry> {
+    pub(super) fn entry(&self, id: SlotId) -> Option<&SlotEntry<G>> {
         let e = self.entries.get(id.index as usize)?;
         (e.generation == id.generation && !matches!(e.slot, Slot::Free)).then_some(e)
     }
 
-    pub(super) fn get_mut(&mut self, id: SlotId) -> Option<&mut Slot> {
+    pub(super) fn get_mut(&mut self, id: SlotId) -> Option<&mut Slot<G>> {
         let e = self.entries.get_mut(id.index as usize)?;
         (e.generation == id.generation && !matches!(e.slot, Slot::Free)).then_some(&mut e.slot)
     }
 
-    pub(super) fn remove(&mut self, id: SlotId) -> Option<Slot> {
+    pub(super) fn remove(&mut self, id: SlotId) -> Option<Slot<G>> {
         self.entry(id)?;
         let e = &mut self.entries[id.index as usize];
         e.generation = e.generation.wrapping_add(1);

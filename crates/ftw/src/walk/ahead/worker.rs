@@ -3,8 +3,9 @@
 //! with its subdirectories queued. The workers' loop, and the reads the walker does
 //! itself while it would wait, both go through here.
 
+use super::Slot;
 use super::order::{Group, prepare, push_group, skip_claimed};
-use super::slots::{Slot, SlotId};
+use super::slots::SlotId;
 use super::{AheadInfo, Ready, Shared, State, release};
 use crate::sys::{Dir, DirBuf};
 use crate::walk::Options;
