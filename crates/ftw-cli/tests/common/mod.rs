@@ -184,8 +184,9 @@ pub fn spawn_piped(cmd: &mut Command) -> Child {
 
 /// Runs `cmd`, calling `each` with every NUL-terminated record of its output as it
 /// streams (for listings too large to hold); returns the exit code and stderr.
-pub fn stream_records(cmd: &mut Command, mut each: impl FnMut(&[u8])) -> (i32, String) {
+pub fn stream_records(cmd: &mut Command, mut each: impl FnMut(&[u8], u32)) -> (i32, String) {
     let mut child = spawn_piped(cmd);
+    let pid = child.id();
     let mut out = child.stdout.take().unwrap();
     let mut cur = Vec::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -196,7 +197,7 @@ pub fn stream_records(cmd: &mut Command, mut each: impl FnMut(&[u8])) -> (i32, S
         }
         for &b in &buf[..n] {
             if b == 0 {
-                each(&cur);
+                each(&cur, pid);
                 cur.clear();
             } else {
                 cur.push(b);
@@ -218,7 +219,7 @@ pub fn stream_records(cmd: &mut Command, mut each: impl FnMut(&[u8])) -> (i32, S
 pub fn count_and_longest(cmd: &mut Command) -> (usize, Vec<u8>, i32, String) {
     let mut count = 0;
     let mut longest = Vec::new();
-    let (code, err) = stream_records(cmd, |r| {
+    let (code, err) = stream_records(cmd, |r, _| {
         count += 1;
         if r.len() > longest.len() {
             longest = r.to_vec();
@@ -230,9 +231,19 @@ pub fn count_and_longest(cmd: &mut Command) -> (usize, Vec<u8>, i32, String) {
 /// An order-independent fingerprint of a NUL-separated listing: (count, sum and xor of
 /// the records' hashes), for listings too large to sort in a test.
 pub fn fingerprint(cmd: &mut Command) -> ((usize, u64, u64), i32, String) {
+    fingerprint_with(cmd, |_, _| {})
+}
+
+/// [`fingerprint`], calling `each` too with every record and the process's id, as the
+/// listing streams.
+pub fn fingerprint_with(
+    cmd: &mut Command,
+    mut each: impl FnMut(&[u8], u32),
+) -> ((usize, u64, u64), i32, String) {
     use std::hash::{DefaultHasher, Hasher};
     let (mut count, mut sum, mut xor) = (0usize, 0u64, 0u64);
-    let (code, err) = stream_records(cmd, |r| {
+    let (code, err) = stream_records(cmd, |r, pid| {
+        each(r, pid);
         let mut h = DefaultHasher::new();
         h.write(r);
         let v = h.finish();

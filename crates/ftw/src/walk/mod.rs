@@ -352,6 +352,20 @@ pub struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
+    /// A root as an entry: at depth 0, named by its path as given.
+    pub(crate) fn root(path: &'a [u8], file_type: FileType) -> Entry<'a> {
+        Entry {
+            parent: b"",
+            name: path,
+            depth: 0,
+            file_type,
+            followed_link: false,
+            ino: 0,
+            dir: None,
+            c_name: None,
+        }
+    }
+
     /// The handle of the directory holding the entry, to work on the entry relative to
     /// it ([`Dir::stat_at`], [`Dir::unlink_at`], ...) with [`Entry::c_name`]. Always given
     /// below a root when the walk keeps handles ([`WalkBuilder::keep_handles`]);

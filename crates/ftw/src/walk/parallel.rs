@@ -302,16 +302,7 @@ fn visit_root<V: Visitor>(
     path: &[u8],
     file_type: FileType,
 ) -> Option<Control> {
-    let entry = Entry {
-        parent: b"",
-        name: path,
-        depth: 0,
-        file_type,
-        followed_link: false,
-        ino: 0,
-        dir: None,
-        c_name: None,
-    };
+    let entry = Entry::root(path, file_type);
     if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
         return None;
     }
@@ -334,6 +325,21 @@ fn report<V: Visitor>(
     if state.visitor.entry(Err(err), dir) == Control::Stop {
         scope.stop();
     }
+}
+
+/// Reports what failed on a root.
+fn report_root<V: Visitor>(
+    state: &mut WorkerState<V>,
+    scope: &Scope<'_, DirJob<V::State>>,
+    path: &[u8],
+    e: io::Error,
+) {
+    report(
+        state,
+        scope,
+        Error::io(bytes_to_path(path.to_vec()), 0, e),
+        None,
+    );
 }
 
 /// Opens a job's directory below a root, from its base handle: one component at a
@@ -388,22 +394,12 @@ fn run_job<V>(
                 // A root that exists but cannot be read is listed, then reported.
                 let control = visit_root(ctx, state, scope, path, file_type);
                 if control.is_some_and(|c| c != Control::Stop) {
-                    report(
-                        state,
-                        scope,
-                        Error::io(bytes_to_path(path.to_vec()), 0, e),
-                        None,
-                    );
+                    report_root(state, scope, path, e);
                 }
                 return;
             }
             RootStart::Failed(e) => {
-                report(
-                    state,
-                    scope,
-                    Error::io(bytes_to_path(path.to_vec()), 0, e),
-                    None,
-                );
+                report_root(state, scope, path, e);
                 return;
             }
         }

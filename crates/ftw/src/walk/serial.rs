@@ -119,20 +119,6 @@ fn entry<'a>(
     }
 }
 
-/// A root as an entry (depth 0).
-fn root_entry(path: &[u8], file_type: FileType) -> Entry<'_> {
-    Entry {
-        parent: b"",
-        name: path,
-        depth: 0,
-        file_type,
-        followed_link: false,
-        ino: 0,
-        dir: None,
-        c_name: None,
-    }
-}
-
 impl Walk {
     pub(crate) fn new(b: WalkBuilder) -> Walk {
         // Read ahead only where it cannot change what is reported or opened: a sorted
@@ -263,16 +249,14 @@ impl Walk {
         while let Some(step) = self.advance() {
             let control = match step {
                 Step::Error(e) => v.entry(Err(e), states.last()),
-                Step::Root { file_type } => v.entry(Ok(&root_entry(&self.path, file_type)), None),
+                Step::Root { file_type } => v.entry(Ok(&Entry::root(&self.path, file_type)), None),
                 Step::Child {
                     file_type,
                     followed_link,
-                } => {
-                    let top = self.stack.last().expect("a child step has a frame");
-                    let item = &top.list.items[top.cursor - 1];
-                    let e = entry(&self.path, top, item, file_type, followed_link);
-                    v.entry(Ok(&e), states.last())
-                }
+                } => v.entry(
+                    Ok(&self.current_entry(file_type, followed_link)),
+                    states.last(),
+                ),
                 Step::Enter => {
                     let state = v.enter(&self.enter_event(), states.last());
                     states.push(state);
@@ -329,17 +313,20 @@ impl Walk {
     pub fn next_entry(&mut self) -> Option<Result<Entry<'_>, Error>> {
         match self.advance()? {
             Step::Error(e) => Some(Err(e)),
-            Step::Root { file_type } => Some(Ok(root_entry(&self.path, file_type))),
+            Step::Root { file_type } => Some(Ok(Entry::root(&self.path, file_type))),
             Step::Child {
                 file_type,
                 followed_link,
-            } => {
-                let top = self.stack.last().expect("a child step has a frame");
-                let item = &top.list.items[top.cursor - 1];
-                Some(Ok(entry(&self.path, top, item, file_type, followed_link)))
-            }
+            } => Some(Ok(self.current_entry(file_type, followed_link))),
             Step::Enter | Step::Leave => unreachable!("events are only made for visit_events"),
         }
+    }
+
+    /// The entry the top frame reported last.
+    fn current_entry(&self, file_type: FileType, followed_link: bool) -> Entry<'_> {
+        let top = self.stack.last().expect("a child step has a frame");
+        let item = &top.list.items[top.cursor - 1];
+        entry(&self.path, top, item, file_type, followed_link)
     }
 
     /// Do not open the directory last reported (no effect if it was not a directory).
@@ -488,7 +475,7 @@ impl Walk {
             }
         };
         if let Some(filter) = &self.filter {
-            if !filter(&root_entry(&self.path, file_type)) {
+            if !filter(&Entry::root(&self.path, file_type)) {
                 self.pending = Pending::None;
                 self.queued_error = None;
                 return None;
