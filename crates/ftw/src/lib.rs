@@ -2,8 +2,10 @@
 //!
 //! - [`sys`]: the only module that talks to the kernel (`openat`, `getdents64`, `statx`,
 //!   `unlinkat` on Linux; `std::fs` elsewhere).
-//! - [`walk`]: traversal of whole trees, depth first, with a bounded number of open
-//!   handles and no recursion.
+//! - [`walk`]: traversal of whole trees, serial, sorted or parallel, with a bounded
+//!   number of open handles and no recursion; a visitor sees each entry, and with
+//!   [`walk::Visitor`] each directory entered and left, with a state of its own and the
+//!   handles to work relative to (the base of removal and disk usage).
 //!
 //! ```
 //! let tmp = tempfile::tempdir()?;
