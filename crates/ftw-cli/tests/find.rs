@@ -200,7 +200,8 @@ fn twenty_thousand_levels_under_ulimit_64() {
 }
 
 /// Following links keeps a chain of ancestors (to find loops): on a deep tree it must be
-/// let go of without recursion, whatever the stack's size, in every walker.
+/// let go of without recursion, whatever the stack's size, in every walker, and take
+/// memory in proportion to the depth.
 #[test]
 fn follow_links_on_twenty_thousand_levels_under_ulimit_s_256() {
     let tmp = tempfile::tempdir().unwrap();
@@ -213,10 +214,23 @@ fn follow_links_on_twenty_thousand_levels_under_ulimit_s_256() {
             ))
             .arg(ftw_bin())
             .arg(tmp.path());
-        let (count, longest, code, err) = count_and_longest(&mut cmd);
+        // Memory is read once the whole chain is being walked: what a walk keeps per
+        // directory above the one it reads must not grow with the depth of each.
+        let (mut count, mut longest, mut peak) = (0, 0, 0);
+        let (code, err) = stream_records(&mut cmd, |r, pid| {
+            count += 1;
+            longest = longest.max(r.len());
+            if count == 19_990 {
+                peak = peak_rss_kib(pid);
+            }
+        });
         assert_eq!(code, 0, "ftw find {args} failed: {err}");
         assert_eq!(count, 20_000, "ftw find {args}");
-        assert_eq!(longest.len(), tmp.path().as_os_str().len() + 2 * 20_000);
+        assert_eq!(longest, tmp.path().as_os_str().len() + 2 * 20_000);
+        assert!(
+            peak < 64 * 1024,
+            "ftw find {args}: {peak} KiB on 20,000 levels"
+        );
     }
     remove_chain(tmp.path(), "d");
 }

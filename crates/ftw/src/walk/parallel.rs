@@ -74,10 +74,11 @@ pub struct ParallelWalk {
 /// A directory entered and not yet left (see the module's notes).
 struct Node<S> {
     parent: Parent<S>,
-    /// The directory's path followed by a NUL: `path[name_start..]` is its name as a C
-    /// string (for a root, `name_start` is 0 and the name is not used).
-    path: Vec<u8>,
-    name_start: usize,
+    /// Its name in its parent followed by a NUL (empty for a root). The node keeps no
+    /// path: that of any job below it starts with its own, `path_len` long (so a chain
+    /// of nodes takes memory in proportion to its depth, not its square).
+    name: Box<[u8]>,
+    path_len: usize,
     depth: usize,
     /// Its identity, when known: with `follow_links` or `same_file_system`, or recorded
     /// when its handle could not be kept, to check a reopening.
@@ -89,11 +90,6 @@ struct Node<S> {
 }
 
 impl<S> Node<S> {
-    /// The path, without its NUL.
-    fn path(&self) -> &[u8] {
-        &self.path[..self.path.len() - 1]
-    }
-
     fn dir(&self) -> Option<&Dir> {
         self.handle.as_ref().map(|h| &h.dir)
     }
@@ -104,8 +100,8 @@ impl<S> Node<S> {
     }
 }
 
-/// The name of a directory in its parent followed by its NUL, from its path as a node
-/// keeps it (`None` for a root).
+/// The name of a directory in its parent followed by its NUL, from a path that ends
+/// with it and a NUL (`None` for a root).
 fn c_name(path: &[u8], name_start: usize, depth: usize) -> Option<&[u8]> {
     (depth > 0).then(|| &path[name_start..])
 }
@@ -408,15 +404,16 @@ fn run_job<V>(
             // A mount point the walk does not cross (known only once opened, when its
             // entry could not be identified).
             Ok((_, id)) if opts.off_fs(id, job.root_dev) => {
-                finish(ctx, state, job.parent, scope, None);
+                let DirJob { parent, path, .. } = job;
+                finish(ctx, state, parent, scope, None, &path);
                 return;
             }
             Ok((dir, id)) => (dir, id, job.root_dev),
             Err(e) => {
                 let err = Error::io(bytes_to_path(path.to_vec()), job.depth, e);
-                let parent = job.parent.0.as_deref().map(|p| &p.state);
-                report(state, scope, err, parent);
-                finish(ctx, state, job.parent, scope, None);
+                let DirJob { parent, path, .. } = job;
+                report(state, scope, err, parent.0.as_deref().map(|p| &p.state));
+                finish(ctx, state, parent, scope, None, &path);
                 return;
             }
         }
@@ -467,8 +464,9 @@ fn run_job<V>(
         (None, Some(d)) => d,
         (None, None) => unreachable!("the handle is shared or local"),
     };
+    let own = &path[..path.len() - 1];
     let event = DirEvent {
-        path: &path[..path.len() - 1],
+        path: own,
         name: c_name(&path, name_start, own_depth),
         depth: own_depth,
         dir: Some(dir_ref),
@@ -477,8 +475,12 @@ fn run_job<V>(
     let dir_state = state.visitor.enter(&event, parent_state);
     let node = Arc::new(Node {
         parent,
-        path,
-        name_start,
+        name: if own_depth > 0 {
+            path[name_start..].into()
+        } else {
+            Box::default()
+        },
+        path_len: own.len(),
         depth: own_depth,
         id: own_id,
         via_link,
@@ -490,7 +492,7 @@ fn run_job<V>(
         state: dir_state,
     });
     if let Err(e) = read {
-        let err = Error::io(bytes_to_path(node.path().to_vec()), own_depth, e);
+        let err = Error::io(bytes_to_path(own.to_vec()), own_depth, e);
         report(state, scope, err, Some(&node.state));
     }
     let mut stop = false;
@@ -502,7 +504,7 @@ fn run_job<V>(
         let (file_type, followed_link, target) = match state.list.resolved(&item) {
             Ok(typed) => typed,
             Err(e) => {
-                let path = join(node.path(), state.list.name(&item));
+                let path = join(own, state.list.name(&item));
                 report(state, scope, Error::io(path, depth, e), Some(&node.state));
                 continue;
             }
@@ -511,12 +513,12 @@ fn run_job<V>(
         let late = state
             .list
             .take_error(&item)
-            .map(|e| Error::io(join(node.path(), state.list.name(&item)), depth, e));
+            .map(|e| Error::io(join(own, state.list.name(&item)), depth, e));
         if let Some(t) = target.filter(|_| opts.follow_links) {
-            let ancestors = node.lineage().map(|n| (n.id, n.path.len() - 1));
+            let ancestors = node.lineage().map(|n| (n.id, n.path_len));
             if let Some(len) = node::find_loop(ancestors, t) {
-                let path = join(node.path(), state.list.name(&item));
-                let ancestor = bytes_to_path(node.path[..len].to_vec());
+                let path = join(own, state.list.name(&item));
+                let ancestor = bytes_to_path(own[..len].to_vec());
                 report(
                     state,
                     scope,
@@ -527,7 +529,7 @@ fn run_job<V>(
             }
         }
         let entry = Entry {
-            parent: node.path(),
+            parent: own,
             name: state.list.name(&item),
             depth,
             file_type,
@@ -556,7 +558,6 @@ fn run_job<V>(
         }
         // A mount point is printed, not opened: its device is known from its entry.
         if file_type == FileType::Dir && has_dirs && !opts.off_fs(target, root_dev) {
-            let own = node.path();
             let name = state.list.name(&item);
             let mut path = Vec::with_capacity(own.len() + name.len() + 2);
             path.extend_from_slice(own);
@@ -592,7 +593,7 @@ fn run_job<V>(
     }
     // A handle not kept in the node is still the node's own, should it be left now.
     let carry = local.filter(|_| opts.keep_handles);
-    finish(ctx, state, Parent(Some(node)), scope, carry);
+    finish(ctx, state, Parent(Some(node)), scope, carry, own);
 }
 
 /// Lets go of a job's reference to a node (its own, or its parent's when it entered
@@ -603,10 +604,12 @@ fn finish<V: Visitor>(
     mut node: Parent<V::State>,
     scope: &Scope<'_, DirJob<V::State>>,
     mut carry: Option<Dir>,
+    path: &[u8],
 ) {
     // `carry` is the handle of the node let go of, if the caller has it at hand: then,
     // the parent's handle when leaving a node had to open it, the next node up being
-    // that parent.
+    // that parent. `path` is the caller's job's: every node up the tree has a prefix of
+    // it for its path.
     while let Some(n) = node.0.take() {
         let Some(mut n) = Arc::into_inner(n) else {
             return;
@@ -615,7 +618,7 @@ fn finish<V: Visitor>(
             return;
         }
         let parent = Parent(n.parent.0.take());
-        carry = leave(ctx, state, n, parent.0.as_deref(), carry.take());
+        carry = leave(ctx, state, n, parent.0.as_deref(), carry.take(), path);
         node = parent;
     }
 }
@@ -624,13 +627,14 @@ fn finish<V: Visitor>(
 /// closed, when the walk keeps handles: its own from `carry` (opened when its last
 /// child was left) or reopened from an ancestor; its parent's through `..`, checked, one
 /// call a level, so that a deep chain is left in linear time. Returns the parent's
-/// handle if it had to be opened.
+/// handle if it had to be opened. `path` starts with the node's path.
 fn leave<V: Visitor>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
     n: Node<V::State>,
     parent: Option<&Node<V::State>>,
     carry: Option<Dir>,
+    path: &[u8],
 ) -> Option<Dir> {
     let mut own = carry.filter(|_| n.handle.is_none());
     let mut up = None;
@@ -639,7 +643,7 @@ fn leave<V: Visitor>(
             match reopen(&n, parent) {
                 Ok(d) => own = Some(d),
                 Err(e) => {
-                    let err = Error::io(bytes_to_path(n.path().to_vec()), n.depth, e);
+                    let err = Error::io(bytes_to_path(path[..n.path_len].to_vec()), n.depth, e);
                     let _ = state.visitor.entry(Err(err), parent.map(|p| &p.state));
                 }
             }
@@ -655,7 +659,7 @@ fn leave<V: Visitor>(
                 None => match reopen(p, p.parent.0.as_deref()) {
                     Ok(d) => Some(d),
                     Err(e) => {
-                        let err = Error::io(bytes_to_path(p.path().to_vec()), p.depth, e);
+                        let err = Error::io(bytes_to_path(path[..p.path_len].to_vec()), p.depth, e);
                         let _ = state.visitor.entry(Err(err), Some(&p.state));
                         None
                     }
@@ -664,16 +668,16 @@ fn leave<V: Visitor>(
         }
     }
     let Node {
-        path,
-        name_start,
+        name,
+        path_len,
         depth,
         handle,
         state: dir_state,
         ..
     } = n;
     let event = DirEvent {
-        path: &path[..path.len() - 1],
-        name: c_name(&path, name_start, depth),
+        path: &path[..path_len],
+        name: (depth > 0).then_some(&name[..]),
         depth,
         dir: handle.as_ref().map(|h| &h.dir).or(own.as_ref()),
         parent: parent.and_then(|p| p.dir()).or(up.as_ref()),
@@ -694,7 +698,7 @@ fn reopen<S>(n: &Node<S>, parent: Option<&Node<S>>) -> io::Result<Dir> {
             let components = below
                 .iter()
                 .rev()
-                .map(|b| (&b.path[b.name_start..b.path.len() - 1], b.via_link));
+                .map(|b| (&b.name[..b.name.len() - 1], b.via_link));
             return node::reopen(dir, components, n.id);
         }
         below.push(p);
