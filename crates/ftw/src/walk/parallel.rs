@@ -23,7 +23,7 @@ use std::ffi::CStr;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What each worker of a [`ParallelWalk`] reports entries to.
 ///
@@ -85,13 +85,13 @@ struct Node<S> {
     id: Option<Id>,
     via_link: bool,
     /// Its handle, kept until it is left (`keep_handles`, within the budget).
-    handle: Option<Arc<Handle>>,
+    handle: Option<Pin>,
     state: S,
 }
 
 impl<S> Node<S> {
     fn dir(&self) -> Option<&Dir> {
-        self.handle.as_ref().map(|h| &h.dir)
+        self.handle.as_ref().map(|p| &p.handle.dir)
     }
 
     /// The nodes from this one up to its root.
@@ -104,6 +104,21 @@ impl<S> Node<S> {
 /// with it and a NUL (`None` for a root).
 fn c_name(path: &[u8], name_start: usize, depth: usize) -> Option<&[u8]> {
     (depth > 0).then(|| &path[name_start..])
+}
+
+/// A handle a node keeps until it is left (with `keep_handles`). At most half of the
+/// handles a walk may share are pinned so: the rest stay for the jobs of
+/// subdirectories to open from their parent, so that a deep chain below the pinned
+/// directories is opened one level at a time, not from a pinned ancestor each time.
+struct Pin {
+    handle: Arc<Handle>,
+    pinned: Arc<AtomicUsize>,
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        self.pinned.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The reference a node or a job holds to its parent node. Dropped without recursion:
@@ -151,9 +166,24 @@ struct Ctx {
     opts: Options,
     filter: Option<Filter>,
     open: Arc<AtomicUsize>,
+    /// Handles pinned by nodes, and how many may be (see [`Pin`]).
+    pinned: Arc<AtomicUsize>,
+    pin_limit: usize,
     /// Handles that may be kept for subdirectories' jobs and, with `keep_handles`, until
     /// their directories are left (see [`Budget::parallel_keep`]).
     keep_limit: usize,
+}
+
+impl Ctx {
+    /// Counts a pin in, if there is room for one (a root's regardless).
+    fn try_pin(&self, root: bool) -> bool {
+        if self.pinned.fetch_add(1, Ordering::Relaxed) < self.pin_limit || root {
+            true
+        } else {
+            self.pinned.fetch_sub(1, Ordering::Relaxed);
+            false
+        }
+    }
 }
 
 impl WalkBuilder {
@@ -255,9 +285,12 @@ impl ParallelWalk {
             0 => PoolOptions::adaptive(budget.max_io_threads()),
             n => PoolOptions::fixed(n.min(budget.max_threads())),
         };
+        let keep_limit = budget.parallel_keep(pool_opts.max_threads);
         let ctx = Ctx {
             open: Arc::new(AtomicUsize::new(0)),
-            keep_limit: budget.parallel_keep(pool_opts.max_threads),
+            pinned: Arc::new(AtomicUsize::new(0)),
+            pin_limit: keep_limit / 2,
+            keep_limit,
             opts,
             filter: self.filter,
         };
@@ -429,26 +462,42 @@ fn run_job<V>(
             .resolve_all(&dir, opts.follow_links, opts.same_file_system);
         r
     });
-    // Keep this directory's handle for its subdirectories' jobs (and, with
-    // `keep_handles`, until it is left) while the budget allows; past it, they open
-    // themselves from the nearest kept ancestor, checking this one's identity.
+    // Share this directory's handle with its subdirectories' jobs while the budget
+    // allows (past it, they open themselves from the nearest shared ancestor, checking
+    // this one's identity); with `keep_handles`, pin it until it is left, within the
+    // pins' share of the budget.
     let depth = job.depth + 1;
     let has_dirs = state.list.last_dir().is_some() && depth < opts.max_depth;
-    let mut own_id = id;
-    let (handle, local) = if has_dirs || opts.keep_handles {
-        // A root's handle is always kept: every job below has a base.
-        match Handle::share(dir, &ctx.open, ctx.keep_limit, job.depth == 0) {
+    let root = job.depth == 0;
+    let want_pin = opts.keep_handles && ctx.try_pin(root);
+    let (handle, local) = if has_dirs || want_pin {
+        // A root's handle is always shared: every job below has a base.
+        match Handle::share(dir, &ctx.open, ctx.keep_limit, root) {
             Ok(h) => (Some(h), None),
-            Err(d) => {
-                if own_id.is_none() {
-                    own_id = node::identify(&d).ok();
-                }
-                (None, Some(d))
-            }
+            Err(d) => (None, Some(d)),
         }
     } else {
         (None, Some(dir))
     };
+    let pin = match &handle {
+        Some(h) if want_pin => Some(Pin {
+            handle: h.clone(),
+            pinned: ctx.pinned.clone(),
+        }),
+        _ => {
+            if want_pin {
+                ctx.pinned.fetch_sub(1, Ordering::Relaxed);
+            }
+            None
+        }
+    };
+    // Its identity, where a reopening will have to be checked: by the jobs below when
+    // they open from an older ancestor, or by a child climbing back through `..`.
+    let mut own_id = id;
+    if own_id.is_none() && (handle.is_none() || (opts.keep_handles && pin.is_none())) {
+        let d = handle.as_ref().map_or(local.as_ref(), |h| Some(&h.dir));
+        own_id = d.and_then(|d| node::identify(d).ok());
+    }
     let DirJob {
         parent,
         base,
@@ -484,11 +533,7 @@ fn run_job<V>(
         depth: own_depth,
         id: own_id,
         via_link,
-        handle: if opts.keep_handles {
-            handle.clone()
-        } else {
-            None
-        },
+        handle: pin,
         state: dir_state,
     });
     if let Err(e) = read {
@@ -586,13 +631,21 @@ fn run_job<V>(
             });
         }
     }
-    drop((handle, base));
     if stop {
         scope.stop();
         return;
     }
-    // A handle not kept in the node is still the node's own, should it be left now.
-    let carry = local.filter(|_| opts.keep_handles);
+    // A handle not pinned in the node is still the node's own, should it be left now
+    // (when it has no subdirectory left to read).
+    let carry = match (local, &handle) {
+        (Some(d), _) if opts.keep_handles => Some(d),
+        (None, Some(h)) if opts.keep_handles && node.handle.is_none() => (Arc::strong_count(&node)
+            == 1)
+            .then(|| h.dir.try_clone().ok())
+            .flatten(),
+        _ => None,
+    };
+    drop((handle, base));
     finish(ctx, state, Parent(Some(node)), scope, carry, own);
 }
 
@@ -618,7 +671,15 @@ fn finish<V: Visitor>(
             return;
         }
         let parent = Parent(n.parent.0.take());
-        carry = leave(ctx, state, n, parent.0.as_deref(), carry.take(), path);
+        carry = leave(
+            ctx,
+            state,
+            scope,
+            n,
+            parent.0.as_deref(),
+            carry.take(),
+            path,
+        );
         node = parent;
     }
 }
@@ -631,6 +692,7 @@ fn finish<V: Visitor>(
 fn leave<V: Visitor>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
+    scope: &Scope<'_, DirJob<V::State>>,
     n: Node<V::State>,
     parent: Option<&Node<V::State>>,
     carry: Option<Dir>,
@@ -644,7 +706,7 @@ fn leave<V: Visitor>(
                 Ok(d) => own = Some(d),
                 Err(e) => {
                     let err = Error::io(bytes_to_path(path[..n.path_len].to_vec()), n.depth, e);
-                    let _ = state.visitor.entry(Err(err), parent.map(|p| &p.state));
+                    report(state, scope, err, parent.map(|p| &p.state));
                 }
             }
         }
@@ -660,12 +722,16 @@ fn leave<V: Visitor>(
                     Ok(d) => Some(d),
                     Err(e) => {
                         let err = Error::io(bytes_to_path(path[..p.path_len].to_vec()), p.depth, e);
-                        let _ = state.visitor.entry(Err(err), Some(&p.state));
+                        report(state, scope, err, Some(&p.state));
                         None
                     }
                 },
             };
         }
+    }
+    if scope.is_stopped() {
+        // The visitor said to stop when told what failed.
+        return None;
     }
     let Node {
         name,
@@ -679,7 +745,7 @@ fn leave<V: Visitor>(
         path: &path[..path_len],
         name: (depth > 0).then_some(&name[..]),
         depth,
-        dir: handle.as_ref().map(|h| &h.dir).or(own.as_ref()),
+        dir: handle.as_ref().map(|p| &p.handle.dir).or(own.as_ref()),
         parent: parent.and_then(|p| p.dir()).or(up.as_ref()),
     };
     state

@@ -33,12 +33,15 @@ pub struct Walk {
     /// Workers reading ahead (a sorted walk with several threads).
     pub(super) ahead: Option<ReadAhead>,
     /// An error to report before going on (after a root that could not be read).
-    queued_error: Option<Error>,
+    queued_error: std::collections::VecDeque<Error>,
     /// Handles the frames may hold: the whole budget, or half of it beside a read-ahead
     /// (which keeps to the other half).
     budget: usize,
     /// Report entering and leaving directories ([`Walk::visit_events`]).
     events: bool,
+    /// No frame below this index holds a handle: where closing the shallowest starts, so
+    /// that a deep stack is not scanned from the root at every step.
+    low: usize,
     /// The frame just left, kept until the next step: its handle and path are lent to
     /// the leave event.
     leaving: Option<Frame>,
@@ -164,7 +167,8 @@ impl Walk {
             pending: Pending::None,
             budget,
             ahead,
-            queued_error: None,
+            queued_error: Default::default(),
+            low: 0,
             events: false,
             leaving: None,
         }
@@ -244,27 +248,40 @@ impl Walk {
     }
 
     fn run<V: Visitor>(&mut self, v: &mut V, events: bool) {
+        self.finish_leave();
         self.events = events;
+        // The states of the frames entered in this call, from the frame at `base` up: a
+        // walk taken up where another call left it has frames entered before, which
+        // this visitor neither saw entered nor sees left.
+        let mut base = self.stack.len();
         let mut states: Vec<V::State> = Vec::new();
         while let Some(step) = self.advance() {
+            let top = self.stack.len().checked_sub(1);
             let control = match step {
-                Step::Error(e) => v.entry(Err(e), states.last()),
+                Step::Error(e) => v.entry(Err(e), state_of(&states, base, top)),
                 Step::Root { file_type } => v.entry(Ok(&Entry::root(&self.path, file_type)), None),
                 Step::Child {
                     file_type,
                     followed_link,
                 } => v.entry(
                     Ok(&self.current_entry(file_type, followed_link)),
-                    states.last(),
+                    state_of(&states, base, top),
                 ),
                 Step::Enter => {
-                    let state = v.enter(&self.enter_event(), states.last());
+                    let parent = top.and_then(|t| t.checked_sub(1));
+                    let state = v.enter(&self.enter_event(), state_of(&states, base, parent));
                     states.push(state);
                     Control::Continue
                 }
                 Step::Leave => {
-                    let state = states.pop().expect("a directory left was entered");
-                    v.leave(&self.leave_event(), state, states.last());
+                    // The frame left was at the index the stack's length now is.
+                    let left = self.stack.len();
+                    if left >= base {
+                        let state = states.pop().expect("a directory left was entered");
+                        v.leave(&self.leave_event(), state, state_of(&states, base, top));
+                    } else {
+                        base = left;
+                    }
                     Control::Continue
                 }
             };
@@ -362,7 +379,7 @@ impl Walk {
         loop {
             // An error to tell before going on: after the entry it is about, even one
             // not reported (filtered out, or above the minimum depth).
-            if let Some(err) = self.queued_error.take() {
+            if let Some(err) = self.queued_error.pop_front() {
                 return Some(Step::Error(err));
             }
             let entered = match std::mem::replace(&mut self.pending, Pending::None) {
@@ -376,7 +393,7 @@ impl Walk {
             if let Descent::Entered(err) = entered {
                 if self.events {
                     // The directory is entered, then what cut its reading short told.
-                    self.queued_error = err;
+                    self.queued_error.extend(err);
                     return Some(Step::Enter);
                 }
                 if let Some(e) = err {
@@ -411,7 +428,7 @@ impl Walk {
             // Reported although its type could not be found: its error comes next.
             if let Some(e) = top.list.take_error(&item) {
                 let path = join(&self.path[..top.path_len], top.list.name(&item));
-                self.queued_error = Some(Error::io(path, depth, e));
+                self.queued_error.push_back(Error::io(path, depth, e));
             }
             let top = self.stack.last().expect("frame");
             if let Some(id) = target.filter(|_| self.opts.follow_links) {
@@ -442,8 +459,9 @@ impl Walk {
             if depth >= self.opts.min_depth {
                 if self.opts.keep_handles && top.dir.is_none() {
                     // Its handle could not be had back when a child was left: a last try
-                    // (the entry is reported either way, without it if that fails).
-                    let _ = self.ensure_open(self.stack.len() - 1);
+                    // (the entry is reported either way, without it if that fails, and
+                    // the failure after it).
+                    self.reopen_or_report(self.stack.len() - 1);
                 }
                 return Some(Step::Child {
                     file_type,
@@ -467,7 +485,7 @@ impl Walk {
             }
             RootStart::Single(file_type) => file_type,
             RootStart::Unreadable(file_type, e) if self.opts.min_depth == 0 => {
-                self.queued_error = Some(Error::io(root, 0, e));
+                self.queued_error.push_back(Error::io(root, 0, e));
                 file_type
             }
             RootStart::Unreadable(_, e) | RootStart::Failed(e) => {
@@ -477,7 +495,7 @@ impl Walk {
         if let Some(filter) = &self.filter {
             if !filter(&Entry::root(&self.path, file_type)) {
                 self.pending = Pending::None;
-                self.queued_error = None;
+                self.queued_error.clear();
                 return None;
             }
         }
@@ -652,6 +670,7 @@ impl Walk {
     /// ancestor.
     fn pop(&mut self) {
         let frame = self.stack.pop().expect("a frame to pop");
+        self.low = self.low.min(self.stack.len());
         if self.opts.keep_handles {
             if let Some(i) = self.stack.len().checked_sub(1) {
                 if self.stack[i].dir.is_none() {
@@ -662,17 +681,23 @@ impl Walk {
                     match up {
                         Some(d) => {
                             self.make_room(1, &[i]);
-                            self.stack[i].dir = Some(d);
-                            self.open += 1;
+                            self.set_dir(i, d);
                         }
-                        None => {
-                            let _ = self.ensure_open(i);
-                        }
+                        None => self.reopen_or_report(i),
                     }
                 }
             }
         }
         self.leaving = Some(frame);
+    }
+
+    /// Reopens frame `i` ([`Walk::ensure_open`]); what fails is reported next.
+    fn reopen_or_report(&mut self, i: usize) {
+        if let Err(e) = self.ensure_open(i) {
+            let path = bytes_to_path(self.path[..self.stack[i].path_len].to_vec());
+            let depth = self.stack[i].depth;
+            self.queued_error.push_back(Error::io(path, depth, e));
+        }
     }
 
     /// Lets go of the frame left last: its handle, its listing (kept for its memory), its
@@ -698,19 +723,31 @@ impl Walk {
     /// more fit in the budget. A closed frame's identity is recorded first, so that its
     /// reopening can be checked.
     fn make_room(&mut self, need: usize, keep: &[usize]) {
-        let mut i = 0;
+        let mut i = self.low.min(self.stack.len());
+        // The first frame passed that keeps its handle: `low` cannot go past it.
+        let mut kept = None;
         while self.open + need > self.budget && i < self.stack.len() {
-            if !keep.contains(&i) {
-                let frame = &mut self.stack[i];
-                if let Some(dir) = frame.dir.take() {
-                    if frame.id.is_none() {
-                        frame.id = node::identify(&dir).ok();
-                    }
-                    self.open -= 1;
+            let frame = &mut self.stack[i];
+            if keep.contains(&i) {
+                if frame.dir.is_some() {
+                    kept.get_or_insert(i);
                 }
+            } else if let Some(dir) = frame.dir.take() {
+                if frame.id.is_none() {
+                    frame.id = node::identify(&dir).ok();
+                }
+                self.open -= 1;
             }
             i += 1;
         }
+        self.low = kept.unwrap_or(i);
+    }
+
+    /// Gives frame `i` its handle back (counted, and where closing starts moved).
+    fn set_dir(&mut self, i: usize, dir: Dir) {
+        self.stack[i].dir = Some(dir);
+        self.open += 1;
+        self.low = self.low.min(i);
     }
 
     /// Makes sure frame `i` has its handle, reopening it from its nearest open ancestor
@@ -742,8 +779,7 @@ impl Walk {
                 }
             }
         };
-        self.stack[i].dir = Some(dir);
-        self.open += 1;
+        self.set_dir(i, dir);
         Ok(())
     }
 }
@@ -754,4 +790,9 @@ impl Iterator for Walk {
     fn next(&mut self) -> Option<Self::Item> {
         self.next_entry().map(|r| r.map(|e| e.to_owned()))
     }
+}
+
+/// The state of the frame at index `i`, if it was entered in this call (see `Walk::run`).
+fn state_of<S>(states: &[S], base: usize, i: Option<usize>) -> Option<&S> {
+    states.get(i?.checked_sub(base)?)
 }
