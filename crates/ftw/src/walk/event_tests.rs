@@ -479,6 +479,7 @@ fn remove_with_events_child() {
         &failed[..failed.len().min(5)]
     );
     println!("removed {}", removed.into_inner());
+    println!("opened {}", super::node::OPENED.load(Ordering::Relaxed));
 }
 
 #[test]
@@ -488,7 +489,8 @@ fn a_tree_is_removed_with_events_alone_under_ulimit_n_32() {
         let root = tmp.path().join("t");
         std::fs::create_dir(&root).unwrap();
         // The portable backend works by paths: a chain past PATH_MAX is beyond it.
-        let total = mixed_tree(&root, if cfg!(ftw_portable) { 100 } else { 3000 });
+        let chain = if cfg!(ftw_portable) { 100 } else { 3000 };
+        let total = mixed_tree(&root, chain);
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg("ulimit -n 32 && exec \"$0\" \"$@\"")
@@ -505,6 +507,7 @@ fn a_tree_is_removed_with_events_alone_under_ulimit_n_32() {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
+        std::fs::write(format!("/tmp/dbg-{threads}.txt"), &out.stderr).unwrap();
         assert!(
             out.status.success(),
             "-j {threads}: {stdout}\n{}",
@@ -513,6 +516,23 @@ fn a_tree_is_removed_with_events_alone_under_ulimit_n_32() {
         assert!(
             stdout.contains(&format!("removed {total}")),
             "-j {threads}: {stdout}"
+        );
+        // The chain is opened, and had back for its leaves, a bounded number of times a
+        // level, however deep: reopening from an ancestor each time would cost its
+        // depth (some 4.5 million opens here). In parallel under this budget (8
+        // handles, 3 to share), the comb's levels may have to open from an older
+        // ancestor while others hold the shared handles: its 100 levels, at most 100
+        // components each.
+        let opened: u64 = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("opened "))
+            .and_then(|n| n.parse().ok())
+            .expect("the count of directories opened");
+        let dirs = (1 + 20 + 1 + 200 + chain) as u64;
+        let comb = if threads == 1 { 0 } else { 100 * 100 };
+        assert!(
+            opened <= 4 * dirs + comb,
+            "-j {threads}: {opened} opens for {dirs} directories"
         );
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0, "-j {threads}");
     }

@@ -207,6 +207,16 @@ impl Listing {
         CStr::from_bytes_with_nul(bytes).expect("listing names are NUL-terminated")
     }
 
+    /// How many entries are directories (after [`Listing::resolve_all`]), counted up to
+    /// `most`.
+    pub(crate) fn dirs_up_to(&self, most: usize) -> usize {
+        self.items
+            .iter()
+            .filter(|i| i.file_type == FileType::Dir && !self.is_error(i))
+            .take(most)
+            .count()
+    }
+
     /// The index of the last entry that is a directory (after [`Listing::resolve_all`]),
     /// if any: past it, the directory's handle is no longer needed.
     pub(crate) fn last_dir(&self) -> Option<usize> {

@@ -68,6 +68,11 @@ pub(crate) fn check(dir: &Dir, expect: Option<Id>) -> io::Result<()> {
     }
 }
 
+/// Directories opened below a root so far, in this process: the crate's tests count
+/// them to see that a walk opens each directory a bounded number of times.
+#[cfg(test)]
+pub(crate) static OPENED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Directories named so cannot be opened in the crate's tests (see [`open_child`]).
 #[cfg(test)]
 pub(crate) const UNOPENABLE: &[u8] = b"ftw-test-unopenable";
@@ -86,6 +91,8 @@ pub(crate) fn open_child(
     if name.to_bytes().starts_with(UNOPENABLE) {
         return Err(io::Error::from_raw_os_error(13));
     }
+    #[cfg(test)]
+    OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = if via_link {
         parent.open_at_follow(name)?
     } else {
@@ -123,6 +130,8 @@ pub(crate) fn reopen<'a>(
 /// cost the depth. `None` when `..` is another directory (the child was reached through
 /// a link, or moved); the caller then reopens it from an ancestor.
 pub(crate) fn open_parent(child: &Dir, expect: Id) -> Option<Dir> {
+    #[cfg(test)]
+    OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = child.open_at(c"..").ok()?;
     (identify(&dir).ok()? == expect).then_some(dir)
 }

@@ -470,9 +470,14 @@ fn run_job<V>(
     let has_dirs = state.list.last_dir().is_some() && depth < opts.max_depth;
     let root = job.depth == 0;
     let want_pin = opts.keep_handles && ctx.try_pin(root);
+    // A root's handle is always shared: every job below has a base. So is that of a
+    // directory with one subdirectory (a chain): its job is the next its worker runs,
+    // and holds it in place of this one, within the two handles a worker may hold;
+    // where it could not be shared, each level of a deep chain would be opened from
+    // further up.
+    let single = has_dirs && state.list.dirs_up_to(2) == 1;
     let (handle, local) = if has_dirs || want_pin {
-        // A root's handle is always shared: every job below has a base.
-        match Handle::share(dir, &ctx.open, ctx.keep_limit, root) {
+        match Handle::share(dir, &ctx.open, ctx.keep_limit, root || single) {
             Ok(h) => (Some(h), None),
             Err(d) => (None, Some(d)),
         }
