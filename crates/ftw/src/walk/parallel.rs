@@ -499,7 +499,8 @@ fn run_job<V>(
     // Its identity, where a reopening will have to be checked: by the jobs below when
     // they open from an older ancestor, or by a child climbing back through `..`.
     let mut own_id = id;
-    if own_id.is_none() && (handle.is_none() || (opts.keep_handles && pin.is_none())) {
+    if own_id.is_none() && ((has_dirs && handle.is_none()) || (opts.keep_handles && pin.is_none()))
+    {
         let d = handle.as_ref().map_or(local.as_ref(), |h| Some(&h.dir));
         own_id = d.and_then(|d| node::identify(d).ok());
     }
