@@ -38,6 +38,15 @@ pub(crate) struct SortedShare {
     pub(crate) max_workers: usize,
 }
 
+impl SortedShare {
+    /// Of the read-ahead's handles, those it may share with queued subdirectories when
+    /// it runs at most `workers`: each worker holds the one it reads, the root's is one
+    /// more.
+    pub(crate) fn ahead_shared(self, workers: usize) -> usize {
+        self.ahead.saturating_sub(workers + 1)
+    }
+}
+
 impl Budget {
     /// A budget of `handles` (at least 2).
     pub fn new(handles: usize) -> Budget {

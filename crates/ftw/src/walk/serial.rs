@@ -147,7 +147,7 @@ impl Walk {
                     0 => super::Budget::new(b.opts.fd_budget).sorted_io_workers(),
                     _ => workers,
                 };
-                ReadAhead::new(&b.opts, workers, max, share.ahead)
+                ReadAhead::new(&b.opts, workers, max, share)
             });
         let budget = if ahead.is_some() {
             share.walker

@@ -32,6 +32,7 @@ mod slots;
 mod worker;
 
 use super::Options;
+use super::budget::SortedShare;
 use super::listing::Listing;
 use super::node::Handle;
 use super::pool::DiskWatch;
@@ -200,22 +201,20 @@ struct Growth {
 
 impl ReadAhead {
     /// Starts `threads` workers (growing up to `max_threads` while reads wait on the
-    /// disk) reading ahead within `opts.hooks.ahead_window`, holding at most `budget`
-    /// handles. Workers that cannot be started are done without (see
-    /// [`ReadAhead::spawn_error`]).
+    /// disk) reading ahead within `opts.hooks.ahead_window`, within the read-ahead's
+    /// share of the handle budget. Workers that cannot be started are done without
+    /// (see [`ReadAhead::spawn_error`]).
     pub(crate) fn new(
         opts: &Options,
         threads: usize,
         max_threads: usize,
-        budget: usize,
+        share: SortedShare,
     ) -> ReadAhead {
         let (window, max_held) = opts.hooks.ahead_window;
         let max_threads = max_threads.max(threads);
         let shared = Arc::new(Shared {
             open: Arc::new(AtomicUsize::new(0)),
-            // Of the handles this may hold, each worker holds one while it reads and the
-            // root's is one more: the rest may be shared.
-            share_limit: budget.saturating_sub(max_threads + 1),
+            share_limit: share.ahead_shared(max_threads),
             io_ns: AtomicU64::new(0),
             state: Mutex::new(State {
                 stack: Vec::new(),
