@@ -166,6 +166,11 @@ struct Ctx {
     opts: Options,
     filter: Option<Filter>,
     open: Arc<AtomicUsize>,
+    /// With `follow_links`: how many nodes of each identity are entered and not left,
+    /// in shards. A directory whose identity is none of them cannot be an ancestor of
+    /// anything (the common case, answered in one look); only where it is one are the
+    /// ancestors walked, to tell a loop from the same directory reached elsewhere.
+    live: Option<Vec<std::sync::Mutex<std::collections::HashMap<Id, usize>>>>,
     /// Handles pinned by nodes, and how many may be (see [`Pin`]).
     pinned: Arc<AtomicUsize>,
     pin_limit: usize,
@@ -175,6 +180,42 @@ struct Ctx {
 }
 
 impl Ctx {
+    fn live_shard(
+        &self,
+        id: Id,
+    ) -> Option<&std::sync::Mutex<std::collections::HashMap<Id, usize>>> {
+        let shards = self.live.as_ref()?;
+        let h = (id.1 ^ id.0.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        Some(&shards[(h >> 58) as usize % shards.len()])
+    }
+
+    /// Counts a node of identity `id` in (`add`) or out.
+    fn live(&self, id: Option<Id>, add: bool) {
+        let Some(shard) = id.and_then(|id| self.live_shard(id)) else {
+            return;
+        };
+        let id = id.expect("a shard for an identity");
+        let mut map = shard.lock().unwrap_or_else(|e| e.into_inner());
+        if add {
+            *map.entry(id).or_insert(0) += 1;
+        } else if let Some(n) = map.get_mut(&id) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&id);
+            }
+        }
+    }
+
+    /// Whether some node of identity `id` is entered and not left.
+    fn is_live(&self, id: Id) -> bool {
+        self.live_shard(id).is_some_and(|shard| {
+            shard
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains_key(&id)
+        })
+    }
+
     /// Counts a pin in, if there is room for one (a root's regardless).
     fn try_pin(&self, root: bool) -> bool {
         if self.pinned.fetch_add(1, Ordering::Relaxed) < self.pin_limit || root {
@@ -287,6 +328,9 @@ impl ParallelWalk {
         };
         let keep_limit = budget.parallel_keep(pool_opts.max_threads);
         let ctx = Ctx {
+            live: opts
+                .follow_links
+                .then(|| (0..64).map(|_| Default::default()).collect()),
             open: Arc::new(AtomicUsize::new(0)),
             pinned: Arc::new(AtomicUsize::new(0)),
             pin_limit: keep_limit / 2,
@@ -528,6 +572,7 @@ fn run_job<V>(
         parent: parent.0.as_deref().and_then(|p| p.dir()),
     };
     let dir_state = state.visitor.enter(&event, parent_state);
+    ctx.live(own_id.filter(|_| opts.follow_links), true);
     let node = Arc::new(Node {
         parent,
         name: if own_depth > 0 {
@@ -565,7 +610,7 @@ fn run_job<V>(
             .list
             .take_error(&item)
             .map(|e| Error::io(join(own, state.list.name(&item)), depth, e));
-        if let Some(t) = target.filter(|_| opts.follow_links) {
+        if let Some(t) = target.filter(|&t| opts.follow_links && ctx.is_live(t)) {
             let ancestors = node.lineage().map(|n| (n.id, n.path_len));
             if let Some(len) = node::find_loop(ancestors, t) {
                 let path = join(own, state.list.name(&item));
@@ -677,6 +722,7 @@ fn finish<V: Visitor>(
             return;
         }
         let parent = Parent(n.parent.0.take());
+        ctx.live(n.id.filter(|_| ctx.opts.follow_links), false);
         carry = leave(
             ctx,
             state,

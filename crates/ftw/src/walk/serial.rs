@@ -39,6 +39,10 @@ pub struct Walk {
     budget: usize,
     /// Report entering and leaving directories ([`Walk::visit_events`]).
     events: bool,
+    /// With `follow_links`: the frame of each directory on the stack, by identity, to see
+    /// in one look whether a link leads back to one (a scan of the stack would cost the
+    /// depth at every directory).
+    ancestors: std::collections::HashMap<Id, usize>,
     /// No frame below this index holds a handle: where closing the shallowest starts, so
     /// that a deep stack is not scanned from the root at every step.
     low: usize,
@@ -168,6 +172,7 @@ impl Walk {
             budget,
             ahead,
             queued_error: Default::default(),
+            ancestors: Default::default(),
             low: 0,
             events: false,
             leaving: None,
@@ -432,8 +437,7 @@ impl Walk {
             }
             let top = self.stack.last().expect("frame");
             if let Some(id) = target.filter(|_| self.opts.follow_links) {
-                let ancestors = self.stack.iter().map(|f| (f.id, f.path_len));
-                if let Some(len) = node::find_loop(ancestors, id) {
+                if let Some(len) = self.ancestors.get(&id).map(|&i| self.stack[i].path_len) {
                     let path = join(&self.path[..top.path_len], top.list.name(&item));
                     let ancestor = bytes_to_path(self.path[..len].to_vec());
                     if let Some(ahead) = &mut self.ahead {
@@ -629,6 +633,9 @@ impl Walk {
         if dir.is_some() {
             self.open += 1;
         }
+        if let (true, Some(id)) = (self.opts.follow_links, id) {
+            self.ancestors.insert(id, self.stack.len());
+        }
         self.stack.push(Frame {
             dir,
             list,
@@ -670,6 +677,11 @@ impl Walk {
     /// ancestor.
     fn pop(&mut self) {
         let frame = self.stack.pop().expect("a frame to pop");
+        if let Some(id) = frame.id.filter(|_| self.opts.follow_links) {
+            if self.ancestors.get(&id) == Some(&self.stack.len()) {
+                self.ancestors.remove(&id);
+            }
+        }
         self.low = self.low.min(self.stack.len());
         if self.opts.keep_handles {
             if let Some(i) = self.stack.len().checked_sub(1) {
