@@ -178,6 +178,37 @@ fn a_deep_comb_lists_completely_with_a_small_fd_limit() {
     }
 }
 
+/// Directories with a single subdirectory share their handle with it beyond the
+/// others' limit (so that chains open one level at a time): on a tree alternating one
+/// and two subdirectories a level, those shares must not pile up with the depth.
+#[test]
+fn alternating_single_and_double_levels_under_ulimit_n_32() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dir = tmp.path().to_path_buf();
+    for _ in 0..600 {
+        dir.push("s");
+        std::fs::create_dir_all(dir.join("w/l")).unwrap();
+        dir.push("w");
+    }
+    let (theirs, _) = gnu_find(tmp.path(), &[], &["-mindepth", "1"]);
+    for threads in ["0", "2", "8"] {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "ulimit -n 32 && exec \"$0\" find -0 -j {threads} \"$1\""
+            ))
+            .arg(ftw_bin())
+            .arg(tmp.path());
+        let r = run(&mut cmd);
+        assert_eq!(r.code, 0, "-j {threads}: {}", r.stderr);
+        assert_same(
+            &format!("-j {threads} under ulimit -n 32"),
+            &records(&r.stdout),
+            &theirs,
+        );
+    }
+}
+
 #[test]
 fn twenty_thousand_levels_under_ulimit_64() {
     let tmp = tempfile::tempdir().unwrap();

@@ -83,11 +83,22 @@ impl Budget {
         self.max_threads().min(IO_THREADS)
     }
 
-    /// Handles a parallel walk of at most `threads` workers may keep for directories
-    /// waiting to be read (or, when a walk keeps handles, until they are left): the
-    /// budget less two per worker and one more, at least 1.
+    /// Handles a parallel walk of at most `threads` workers may share with directories
+    /// waiting to be read (or, when a walk keeps handles, keep until they are left):
+    /// the budget less two per worker (the directory it reads, and one on its way
+    /// there) and one more, at least 1.
     pub(crate) fn parallel_keep(self, threads: usize) -> usize {
         self.handles.saturating_sub(2 * threads + 1).max(1)
+    }
+
+    /// Handles a parallel walk may share when the directory shared has a single
+    /// subdirectory: one more a worker than [`Budget::parallel_keep`], so that a chain
+    /// is opened one level at a time even when other directories hold the shares. The
+    /// walk may then hold up to one handle a worker beyond the budget: the default
+    /// budget is half the open-file limit, and a worker's a quarter of the budget at
+    /// most ([`Budget::max_threads`]), so it stays well under the limit.
+    pub(crate) fn parallel_single(self, threads: usize) -> usize {
+        self.parallel_keep(threads) + threads
     }
 
     /// How a sorted walk with `threads` reading threads (the walker among them) splits

@@ -258,8 +258,9 @@ impl WalkBuilder {
     }
 
     /// Keep at most `n` directory handles open (at least 2; by default
-    /// [`Budget::from_limit`]). Deep trees need no more: a directory whose handle was
-    /// closed is reopened when needed.
+    /// [`Budget::from_limit`]); a parallel walk may hold one more a worker, for
+    /// directories with a single subdirectory. Deep trees need no more: a directory
+    /// whose handle was closed is reopened when needed.
     pub fn fd_budget(mut self, n: usize) -> Self {
         self.opts.fd_budget = n.max(2);
         self

@@ -175,8 +175,10 @@ struct Ctx {
     pinned: Arc<AtomicUsize>,
     pin_limit: usize,
     /// Handles that may be kept for subdirectories' jobs and, with `keep_handles`, until
-    /// their directories are left (see [`Budget::parallel_keep`]).
+    /// their directories are left (see [`Budget::parallel_keep`]); and how many when
+    /// the directory has a single subdirectory ([`Budget::parallel_single`]).
     keep_limit: usize,
+    single_limit: usize,
 }
 
 impl Ctx {
@@ -335,6 +337,7 @@ impl ParallelWalk {
             pinned: Arc::new(AtomicUsize::new(0)),
             pin_limit: keep_limit / 2,
             keep_limit,
+            single_limit: budget.parallel_single(pool_opts.max_threads),
             opts,
             filter: self.filter,
         };
@@ -514,14 +517,18 @@ fn run_job<V>(
     let has_dirs = state.list.last_dir().is_some() && depth < opts.max_depth;
     let root = job.depth == 0;
     let want_pin = opts.keep_handles && ctx.try_pin(root);
-    // A root's handle is always shared: every job below has a base. So is that of a
-    // directory with one subdirectory (a chain): its job is the next its worker runs,
-    // and holds it in place of this one, within the two handles a worker may hold;
-    // where it could not be shared, each level of a deep chain would be opened from
-    // further up.
+    // A root's handle is always shared: every job below has a base. That of a
+    // directory with one subdirectory (a chain) may be shared beyond the others' limit,
+    // by one handle a worker: where it could not be, each level of a deep chain would
+    // be opened from further up.
     let single = has_dirs && state.list.dirs_up_to(2) == 1;
+    let limit = if single {
+        ctx.single_limit
+    } else {
+        ctx.keep_limit
+    };
     let (handle, local) = if has_dirs || want_pin {
-        match Handle::share(dir, &ctx.open, ctx.keep_limit, root || single) {
+        match Handle::share(dir, &ctx.open, limit, root) {
             Ok(h) => (Some(h), None),
             Err(d) => (None, Some(d)),
         }

@@ -43,6 +43,9 @@ pub struct Walk {
     /// in one look whether a link leads back to one (a scan of the stack would cost the
     /// depth at every directory).
     ancestors: std::collections::HashMap<Id, usize>,
+    /// Frames whose handle was closed while subdirectories are left to open there:
+    /// while there are any, a frame left hands its parent its `..`.
+    closed_pending: usize,
     /// No frame below this index holds a handle: where closing the shallowest starts, so
     /// that a deep stack is not scanned from the root at every step.
     low: usize,
@@ -71,6 +74,15 @@ struct Frame {
     id: Option<Id>,
     /// Entered through a symbolic link (reopen by following it).
     via_link: bool,
+    /// Counted in `closed_pending`.
+    counted: bool,
+}
+
+impl Frame {
+    /// Whether subdirectories are left to open (the handle is wanted again).
+    fn pending(&self) -> bool {
+        self.last_dir.is_some_and(|last| self.cursor <= last)
+    }
 }
 
 /// What to descend into before reporting anything more.
@@ -173,6 +185,7 @@ impl Walk {
             ahead,
             queued_error: Default::default(),
             ancestors: Default::default(),
+            closed_pending: 0,
             low: 0,
             events: false,
             leaving: None,
@@ -561,9 +574,12 @@ impl Walk {
         };
         // The parent's handle is no longer needed once no later entry can be a directory
         // (unless the walk keeps handles until directories are left).
-        let hold = self.hold();
+        // (unless the walk keeps handles until directories are left, or the stack is
+        // deep enough for handles to be closed: then each frame keeps its own, to climb
+        // back through `..` to an ancestor that must be had back).
+        let hold = self.hold() || self.stack.len() + 2 > self.budget;
         let top = &mut self.stack[parent];
-        if !hold && top.last_dir.is_none_or(|last| top.cursor > last) && top.dir.take().is_some() {
+        if !hold && !top.pending() && top.dir.take().is_some() {
             self.open -= 1;
         }
         if self.opts.off_fs(id, self.root_dev) {
@@ -647,6 +663,7 @@ impl Walk {
             depth,
             id,
             via_link,
+            counted: false,
         });
     }
 
@@ -677,26 +694,33 @@ impl Walk {
     /// ancestor.
     fn pop(&mut self) {
         let frame = self.stack.pop().expect("a frame to pop");
+        if frame.counted {
+            self.closed_pending -= 1;
+        }
         if let Some(id) = frame.id.filter(|_| self.opts.follow_links) {
             if self.ancestors.get(&id) == Some(&self.stack.len()) {
                 self.ancestors.remove(&id);
             }
         }
         self.low = self.low.min(self.stack.len());
-        if self.opts.keep_handles {
-            if let Some(i) = self.stack.len().checked_sub(1) {
-                if self.stack[i].dir.is_none() {
-                    let up = match (&frame.dir, self.stack[i].id) {
-                        (Some(d), Some(id)) if !frame.via_link => node::open_parent(d, id),
-                        _ => None,
-                    };
-                    match up {
-                        Some(d) => {
-                            self.make_room(1, &[i]);
-                            self.set_dir(i, d);
-                        }
-                        None => self.reopen_or_report(i),
+        // The parent's handle, if it was closed and is wanted again (the walk keeps
+        // handles, or subdirectories are left to open there), is had back through this
+        // one's `..`: a deep comb is climbed one call a level. Failing that, a walk that
+        // keeps handles reopens it now; a listing, when it next needs it.
+        if let Some(i) = self.stack.len().checked_sub(1) {
+            let wanted = self.opts.keep_handles || self.closed_pending > 0;
+            if wanted && self.stack[i].dir.is_none() {
+                let up = match (&frame.dir, self.stack[i].id) {
+                    (Some(d), Some(id)) if !frame.via_link => node::open_parent(d, id),
+                    _ => None,
+                };
+                match up {
+                    Some(d) => {
+                        self.make_room(1, &[i]);
+                        self.set_dir(i, d);
                     }
+                    None if self.opts.keep_handles => self.reopen_or_report(i),
+                    None => {}
                 }
             }
         }
@@ -735,6 +759,7 @@ impl Walk {
     /// more fit in the budget. A closed frame's identity is recorded first, so that its
     /// reopening can be checked.
     fn make_room(&mut self, need: usize, keep: &[usize]) {
+        let hold = self.hold();
         let mut i = self.low.min(self.stack.len());
         // The first frame passed that keeps its handle: `low` cannot go past it.
         let mut kept = None;
@@ -745,8 +770,14 @@ impl Walk {
                     kept.get_or_insert(i);
                 }
             } else if let Some(dir) = frame.dir.take() {
-                if frame.id.is_none() {
+                // Its identity, where it may be had back: checked then.
+                let pending = frame.pending();
+                if frame.id.is_none() && (pending || self.closed_pending > 0 || hold) {
                     frame.id = node::identify(&dir).ok();
+                }
+                if pending {
+                    frame.counted = true;
+                    self.closed_pending += 1;
                 }
                 self.open -= 1;
             }
@@ -757,6 +788,9 @@ impl Walk {
 
     /// Gives frame `i` its handle back (counted, and where closing starts moved).
     fn set_dir(&mut self, i: usize, dir: Dir) {
+        if std::mem::take(&mut self.stack[i].counted) {
+            self.closed_pending -= 1;
+        }
         self.stack[i].dir = Some(dir);
         self.open += 1;
         self.low = self.low.min(i);
