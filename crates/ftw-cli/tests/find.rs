@@ -164,15 +164,8 @@ fn a_deep_comb_lists_completely_with_a_small_fd_limit() {
     }
     let (theirs, _) = gnu_find(tmp.path(), &[], &["-mindepth", "1"]);
     for sort in [false, true] {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "ulimit -n 32 && exec \"$0\" find -0 {} \"$1\"",
-                if sort { "--sort" } else { "" }
-            ))
-            .arg(ftw_bin())
-            .arg(tmp.path());
-        let r = run(&mut cmd);
+        let args = if sort { "--sort" } else { "" };
+        let r = run(&mut ftw_find_under("-n 32", args, tmp.path()));
         assert_eq!(r.code, 0, "stderr: {}", r.stderr);
         assert_same("comb under ulimit -n 32", &records(&r.stdout), &theirs);
     }
@@ -192,14 +185,8 @@ fn alternating_single_and_double_levels_under_ulimit_n_32() {
     }
     let (theirs, _) = gnu_find(tmp.path(), &[], &["-mindepth", "1"]);
     for threads in ["0", "2", "8"] {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "ulimit -n 32 && exec \"$0\" find -0 -j {threads} \"$1\""
-            ))
-            .arg(ftw_bin())
-            .arg(tmp.path());
-        let r = run(&mut cmd);
+        let args = format!("-j {threads}");
+        let r = run(&mut ftw_find_under("-n 32", &args, tmp.path()));
         assert_eq!(r.code, 0, "-j {threads}: {}", r.stderr);
         assert_same(
             &format!("-j {threads} under ulimit -n 32"),
@@ -213,11 +200,7 @@ fn alternating_single_and_double_levels_under_ulimit_n_32() {
 fn twenty_thousand_levels_under_ulimit_64() {
     let tmp = tempfile::tempdir().unwrap();
     chain(tmp.path(), 20_000, "d", 0);
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg("ulimit -n 64 && exec \"$0\" find -0 \"$1\"")
-        .arg(ftw_bin())
-        .arg(tmp.path());
+    let mut cmd = ftw_find_under("-n 64", "", tmp.path());
     let (count, longest, code, err) = count_and_longest(&mut cmd);
     assert_eq!(code, 0, "ftw failed: {err}");
     assert_eq!(count, 20_000);
@@ -238,13 +221,7 @@ fn follow_links_on_twenty_thousand_levels_under_ulimit_s_256() {
     let tmp = tempfile::tempdir().unwrap();
     chain(tmp.path(), 20_000, "d", 0);
     for args in ["-L", "-L -j1", "-L -j4"] {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "ulimit -s 256 && exec \"$0\" find -0 {args} \"$1\""
-            ))
-            .arg(ftw_bin())
-            .arg(tmp.path());
+        let mut cmd = ftw_find_under("-s 256", args, tmp.path());
         // Memory is read once the whole chain is being walked: what a walk keeps per
         // directory above the one it reads must not grow with the depth of each.
         let (mut count, mut longest, mut peak) = (0, 0, 0);

@@ -225,12 +225,7 @@ fn many_threads_asked_under_a_small_fd_limit_list_everything() {
     let (theirs, _) = gnu_find(tmp.path(), &[], &["-mindepth", "1"]);
     assert_eq!(theirs.len(), 100 + 100 * 20 * 4);
     for args in ["-j 32", "-j 64", "", "--sort -j 32", "--sort"] {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!("ulimit -n 40 && exec \"$0\" find -0 {args} \"$1\""))
-            .arg(ftw_bin())
-            .arg(tmp.path());
-        let r = run(&mut cmd);
+        let r = run(&mut ftw_find_under("-n 40", args, tmp.path()));
         assert_eq!(r.code, 0, "{args}: {}", r.stderr);
         assert_same(
             &format!("ulimit -n 40, {args}"),

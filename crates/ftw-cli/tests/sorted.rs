@@ -87,13 +87,8 @@ fn a_sorted_walk_of_a_hundred_thousand_levels_lists_completely_on_a_small_stack(
     assert_eq!(fr.code, 0, "find failed: {}", fr.stderr);
     assert_eq!(theirs.len(), 2);
     for j in ["4", "0"] {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "ulimit -s 256 && exec \"$0\" find -0 --sort -j {j} --min-depth 99999 \"$1\""
-            ))
-            .arg(ftw_bin())
-            .arg(root);
+        let args = format!("--sort -j {j} --min-depth 99999");
+        let mut cmd = ftw_find_under("-s 256", &args, root);
         let r = run_within(&mut cmd, Duration::from_secs(300));
         assert_eq!(r.code, 0, "ftw --sort -j {j} failed: {}", r.stderr);
         assert_eq!(r.stderr, "");

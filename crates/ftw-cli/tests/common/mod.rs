@@ -174,6 +174,19 @@ pub fn chain(root: &Path, levels: usize, name: &str, file_every: usize) -> usize
     made
 }
 
+/// `ftw find -0 ARGS ROOT` run under a shell limit (`limit`: `ulimit`'s option and value,
+/// such as `-n 32` or `-s 256`), as a user meets it.
+pub fn ftw_find_under(limit: &str, args: &str, root: &Path) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "ulimit {limit} && exec \"$0\" find -0 {args} \"$1\""
+        ))
+        .arg(ftw_bin())
+        .arg(root);
+    cmd
+}
+
 /// Starts `cmd` with its standard output and error on pipes.
 pub fn spawn_piped(cmd: &mut Command) -> Child {
     cmd.stdout(Stdio::piped())
