@@ -3,6 +3,8 @@
 
 mod find;
 mod output;
+#[allow(dead_code)] // its users, `ftw rm` and `ftw du`, come next
+mod progress;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Write;
@@ -40,7 +42,8 @@ fn main() -> ExitCode {
 
 /// Reports `ftw: PATH: reason` on standard error, the path's bytes as they are.
 pub fn report(path: &[u8], reason: &str) {
-    let mut line = Vec::with_capacity(path.len() + reason.len() + 8);
+    let mut line = Vec::with_capacity(path.len() + reason.len() + 16);
+    line.extend_from_slice(progress::before_message());
     line.extend_from_slice(b"ftw: ");
     line.extend_from_slice(path);
     line.extend_from_slice(b": ");
@@ -52,6 +55,7 @@ pub fn report(path: &[u8], reason: &str) {
 /// Reports `ftw: warning: MESSAGE` on standard error: something the run went on without,
 /// which does not change the exit status.
 pub fn warn(message: &str) {
-    let line = format!("ftw: warning: {message}\n");
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    let mut line = progress::before_message().to_vec();
+    line.extend_from_slice(format!("ftw: warning: {message}\n").as_bytes());
+    let _ = std::io::stderr().lock().write_all(&line);
 }
