@@ -167,6 +167,12 @@ impl Dir {
     pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
         rfs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR).map_err(cvt)
     }
+
+    /// Sets this directory's permission bits (`fchmod` on the handle: the directory
+    /// opened, whatever its path leads to now).
+    pub fn set_permissions(&self, mode: u32) -> io::Result<()> {
+        rfs::fchmod(&self.fd, Mode::from_raw_mode(mode & 0o7777)).map_err(cvt)
+    }
 }
 
 impl AsFd for Dir {

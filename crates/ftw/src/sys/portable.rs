@@ -221,6 +221,23 @@ impl Dir {
     pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
         fs::remove_dir(self.path.join(name_path(name)))
     }
+
+    /// Sets this directory's permission bits (on Unix; elsewhere, `mode` without owner
+    /// write makes it read-only).
+    pub fn set_permissions(&self, mode: u32) -> io::Result<()> {
+        #[cfg(unix)]
+        let perms = {
+            use std::os::unix::fs::PermissionsExt;
+            fs::Permissions::from_mode(mode & 0o7777)
+        };
+        #[cfg(not(unix))]
+        let perms = {
+            let mut p = fs::metadata(&self.path)?.permissions();
+            p.set_readonly(mode & 0o200 == 0);
+            p
+        };
+        fs::set_permissions(&self.path, perms)
+    }
 }
 
 /// Metadata of the file at `path`; with `follow`, a symbolic link there is followed.

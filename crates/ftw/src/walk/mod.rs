@@ -97,9 +97,25 @@ type Filter = Arc<dyn Fn(&Entry<'_>) -> bool + Send + Sync>;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct WalkBuilder {
-    pub(crate) roots: Vec<PathBuf>,
+    pub(crate) roots: Vec<Origin>,
     pub(crate) opts: Options,
     pub(crate) filter: Option<Filter>,
+}
+
+/// A root of a walk: its path, and its handle when the caller opened it already
+/// ([`WalkBuilder::from_dir`]).
+pub(crate) struct Origin {
+    pub(crate) path: PathBuf,
+    pub(crate) dir: Option<Dir>,
+}
+
+impl Origin {
+    fn path<P: AsRef<Path>>(path: P) -> Origin {
+        Origin {
+            path: path.as_ref().to_path_buf(),
+            dir: None,
+        }
+    }
 }
 
 /// The settings a walk runs with (see [`WalkBuilder`]).
@@ -197,7 +213,7 @@ impl WalkBuilder {
     /// followed, file systems crossed, unsorted.
     pub fn new<P: AsRef<Path>>(root: P) -> WalkBuilder {
         WalkBuilder {
-            roots: vec![root.as_ref().to_path_buf()],
+            roots: vec![Origin::path(root)],
             opts: Options {
                 min_depth: 0,
                 max_depth: usize::MAX,
@@ -215,9 +231,34 @@ impl WalkBuilder {
         }
     }
 
+    /// A walk of the directory already open as `dir`, whose entries' paths begin with
+    /// `path`. The path is never opened: nothing put in its place (a rename, a symbolic
+    /// link) can lead the walk elsewhere.
+    ///
+    /// ```
+    /// use ftw::sys::Dir;
+    /// use ftw::walk::WalkBuilder;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::write(tmp.path().join("f"), b"x")?;
+    /// let dir = Dir::open(tmp.path())?;
+    /// let paths: Vec<_> = WalkBuilder::from_dir(dir, "here")
+    ///     .min_depth(1)
+    ///     .build()
+    ///     .map(|e| e.unwrap().into_path())
+    ///     .collect();
+    /// assert_eq!(paths, vec![std::path::PathBuf::from("here/f")]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn from_dir<P: AsRef<Path>>(dir: Dir, path: P) -> WalkBuilder {
+        let mut b = WalkBuilder::new(&path);
+        b.roots[0].dir = Some(dir);
+        b
+    }
+
     /// Adds another root, walked after the ones before it.
     pub fn add_root<P: AsRef<Path>>(mut self, root: P) -> Self {
-        self.roots.push(root.as_ref().to_path_buf());
+        self.roots.push(Origin::path(root));
         self
     }
 

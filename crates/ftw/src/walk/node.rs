@@ -28,9 +28,10 @@ pub(crate) enum RootStart {
     Failed(io::Error),
 }
 
-/// Opens a root, following a symbolic link there (roots are always followed).
-pub(crate) fn start_root(root: &Path, opts: &Options) -> RootStart {
-    match Dir::open(root) {
+/// Opens a root, following a symbolic link there (roots are always followed); a root
+/// given open (`dir`) is taken as it is.
+pub(crate) fn start_root(root: &Path, dir: Option<Dir>, opts: &Options) -> RootStart {
+    match dir.map_or_else(|| Dir::open(root), Ok) {
         Ok(dir) if opts.wants_ids() => match identify(&dir) {
             Ok(id) => RootStart::Dir(dir, Some(id)),
             Err(e) => RootStart::Failed(e),

@@ -16,12 +16,11 @@ use super::listing::Listing;
 use super::node::{self, Handle, Id, RootStart};
 use super::pool::{self, PoolOptions, PoolStats, Scope};
 use super::{
-    Control, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join, path_to_bytes,
+    Control, Entry, Error, Filter, Options, Origin, WalkBuilder, bytes_to_path, join, path_to_bytes,
 };
 use crate::sys::{Dir, DirBuf, FileType};
 use std::ffi::CStr;
 use std::io;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -66,7 +65,7 @@ where
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct ParallelWalk {
-    roots: Vec<PathBuf>,
+    roots: Vec<Origin>,
     opts: Options,
     filter: Option<Filter>,
 }
@@ -153,6 +152,8 @@ struct DirJob<S> {
     /// parent's (device, inode), checked on the way down, so that a directory moved
     /// or replaced meanwhile is reported, not listed in another's place.
     parent_id: Option<Id>,
+    /// A root's handle, when the caller opened it ([`WalkBuilder::from_dir`]).
+    root_dir: Option<Dir>,
 }
 
 /// A worker's own things: its read buffer, its listing, its visitor.
@@ -341,8 +342,8 @@ impl ParallelWalk {
             opts,
             filter: self.filter,
         };
-        let roots = self.roots.iter().map(|r| {
-            let mut path = path_to_bytes(r);
+        let roots = self.roots.into_iter().map(|r| {
+            let mut path = path_to_bytes(&r.path);
             path.push(0);
             DirJob::<V::State> {
                 parent: Parent(None),
@@ -353,6 +354,7 @@ impl ParallelWalk {
                 via_link: false,
                 root_dev: 0,
                 parent_id: None,
+                root_dir: r.dir,
             }
         });
         pool::run(
@@ -440,7 +442,7 @@ fn open<S>(job: &DirJob<S>, opts: &Options) -> io::Result<(Dir, Option<Id>)> {
 fn run_job<V>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
-    job: DirJob<V::State>,
+    mut job: DirJob<V::State>,
     scope: &Scope<'_, DirJob<V::State>>,
 ) where
     V: Visitor,
@@ -453,7 +455,8 @@ fn run_job<V>(
     let path = &job.path[..job.path.len() - 1];
     // Open and identify the directory: time the pool watches.
     let (dir, id, root_dev) = if job.depth == 0 {
-        match scope.io(|| node::start_root(&bytes_to_path(path.to_vec()), opts)) {
+        let given = job.root_dir.take();
+        match scope.io(|| node::start_root(&bytes_to_path(path.to_vec()), given, opts)) {
             RootStart::Dir(dir, id) => {
                 if visit_root(ctx, state, scope, path, FileType::Dir) != Some(Control::Continue)
                     || opts.max_depth == 0
@@ -686,6 +689,7 @@ fn run_job<V>(
                 via_link: followed_link,
                 root_dev,
                 parent_id,
+                root_dir: None,
             });
         }
     }

@@ -6,19 +6,18 @@ use super::event::{DirEvent, Entries, Visitor};
 use super::listing::{Item, Listing};
 use super::node::{self, Id, RootStart};
 use super::{
-    Control, DirEntry, Entry, Error, Filter, Options, WalkBuilder, bytes_to_path, join,
+    Control, DirEntry, Entry, Error, Filter, Options, Origin, WalkBuilder, bytes_to_path, join,
     path_to_bytes,
 };
 use crate::sys::{Dir, DirBuf, FileType};
 use std::io;
-use std::path::PathBuf;
 
 /// A walk in progress, made by [`WalkBuilder::build`]. Consume it with [`Walk::visit`],
 /// [`Walk::next_entry`] or as an `Iterator` of owned [`DirEntry`] values.
 pub struct Walk {
     opts: Options,
     filter: Option<Filter>,
-    roots: std::vec::IntoIter<PathBuf>,
+    roots: std::vec::IntoIter<Origin>,
     root_dev: u64,
     /// The directories from the root down to the one being listed.
     stack: Vec<Frame>,
@@ -489,10 +488,11 @@ impl Walk {
     }
 
     /// Opens a root; reports it (at depth 0) unless `min_depth` says not to.
-    fn start_root(&mut self, root: PathBuf) -> Option<Step> {
+    fn start_root(&mut self, origin: Origin) -> Option<Step> {
+        let root = origin.path;
         self.path.clear();
         self.path.extend_from_slice(&path_to_bytes(&root));
-        let file_type = match node::start_root(&root, &self.opts) {
+        let file_type = match node::start_root(&root, origin.dir, &self.opts) {
             RootStart::Dir(dir, id) => {
                 self.root_dev = id.map_or(0, |(dev, _)| dev);
                 if self.opts.max_depth > 0 {
