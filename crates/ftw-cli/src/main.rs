@@ -3,8 +3,8 @@
 
 mod find;
 mod output;
-#[allow(dead_code)] // its users, `ftw rm` and `ftw du`, come next
 mod progress;
+mod rm;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Write;
@@ -23,20 +23,24 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Find(find::FindArgs),
+    Rm(rm::RmArgs),
 }
 
 fn main() -> ExitCode {
     // The help tells the limits that hold on this machine, so it is made at run time.
     let budget = ftw::walk::Budget::from_limit();
-    let command = Cli::command().mut_subcommand("find", |c| {
-        c.after_help(format!("{}\n\n{}", find::EXAMPLES, budget.describe()))
-    });
+    let command = Cli::command()
+        .mut_subcommand("find", |c| {
+            c.after_help(format!("{}\n\n{}", find::EXAMPLES, budget.describe()))
+        })
+        .mut_subcommand("rm", |c| c.after_help(rm::EXAMPLES));
     let cli = match Cli::from_arg_matches(&command.get_matches()) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
     match cli.command {
         Command::Find(args) => find::run(args),
+        Command::Rm(args) => rm::run(args),
     }
 }
 

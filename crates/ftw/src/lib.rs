@@ -6,6 +6,9 @@
 //!   number of open handles and no recursion; a visitor sees each entry, and with
 //!   [`walk::Visitor`] each directory entered and left, with a state of its own and the
 //!   handles to work relative to (the base of removal and disk usage).
+//! - [`remove`]: removal of whole trees ([`remove_tree`], [`remove_dir_contents`]),
+//!   relative to directory handles, serial or parallel, safe against symbolic links put
+//!   in place of directories while it runs.
 //!
 //! ```
 //! let tmp = tempfile::tempdir()?;
@@ -21,8 +24,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod remove;
 pub mod sys;
 pub mod walk;
+
+pub use remove::{RemoveOptions, remove_dir_contents, remove_tree};
 
 /// The examples of the project's README, compiled and run as doc tests.
 #[cfg(doctest)]

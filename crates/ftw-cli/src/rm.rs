@@ -1,0 +1,253 @@
+//! `ftw rm`: remove whole trees.
+
+use crate::output::{Closed, Output};
+use crate::progress::{self, Progress};
+use crate::{report, warn};
+use clap::Args;
+use ftw::remove::{Refusal, Report};
+use ftw::sys::FileType;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  ftw rm build target            remove two trees
+  ftw rm -n node_modules | wc -l what would go, without removing anything
+  ftw rm -v old | tail           each path as it is removed
+  ftw rm --chmod ~/go/pkg/mod    Go's read-only module cache
+  ftw rm -rf dir                 rm's spellings work too
+
+Each PATH is removed with everything below it (a file PATH is simply unlinked). A
+symbolic link is removed, never followed: inside a tree, and as a PATH too; 'link/'
+(with the slash, which would mean the directory it leads to) is refused. Directories
+are opened relative to their parents with O_NOFOLLOW, so a directory swapped for a
+link while ftw runs cannot lead it out of the tree.
+
+What cannot be removed is reported as 'ftw: PATH: reason' (the directories holding it
+are kept, without further messages) while the rest is removed; the exit status is then
+1. '/', and paths ending in '.' or '..', are refused (exit status 2, nothing removed)
+unless --no-preserve-root is given. ftw never prompts: -i and -I are refused.
+
+On a terminal, a progress line on standard error counts what is removed.";
+
+/// Remove each PATH and everything below it (like 'rm -rf', but safe against symbolic
+/// link races, with bounded resources at any depth, and in parallel).
+#[derive(Args, Clone)]
+pub struct RmArgs {
+    /// Files and trees to remove.
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+
+    /// Accepted for rm's habits: ftw rm is always recursive.
+    #[arg(short = 'r', short_alias = 'R', long = "recursive")]
+    recursive: bool,
+
+    /// A PATH that does not exist is no error (ftw never prompts, with or without -f).
+    #[arg(short = 'f', long = "force")]
+    force: bool,
+
+    /// Print each path removed (a directory after its contents).
+    #[arg(short = 'v', long = "verbose")]
+    verbose: bool,
+
+    /// Remove nothing: print each path that would be removed.
+    #[arg(short = 'n', long = "dry-run")]
+    dry_run: bool,
+
+    /// No progress line on the terminal.
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
+
+    /// Do not remove anything on another file system than its PATH's: mount points
+    /// inside are reported and left, with the directories holding them.
+    #[arg(long = "one-file-system", visible_alias = "xdev")]
+    one_file_system: bool,
+
+    /// Refuse '/' (and what resolves to it) and paths ending in '.' or '..' (the
+    /// default).
+    #[arg(long = "preserve-root", overrides_with = "no_preserve_root")]
+    preserve_root: bool,
+
+    /// Do not refuse '/', '.' or '..'.
+    #[arg(long = "no-preserve-root", overrides_with = "preserve_root")]
+    no_preserve_root: bool,
+
+    /// Where a directory inside a tree is read-only (mode 0555, such as Go's module
+    /// cache), add owner write and search permission to it so that it can be emptied.
+    /// Never changes anything outside the trees, nor follows links.
+    #[arg(long = "chmod")]
+    chmod: bool,
+
+    /// Worker threads. 0 (the default): as 'ftw find' chooses them. 1: a serial
+    /// removal.
+    #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
+    threads: usize,
+
+    /// Refused: ftw rm never prompts (see --dry-run).
+    #[arg(short = 'i', hide = true)]
+    interactive: bool,
+
+    /// Refused: ftw rm never prompts (see --dry-run).
+    #[arg(short = 'I', long = "interactive", hide = true, num_args = 0..=1,
+          default_missing_value = "always", value_name = "WHEN")]
+    interactive_once: Option<String>,
+}
+
+/// The CLI's end of a removal: paths printed (with -v or -n), errors reported.
+struct CliReport {
+    out: Option<Mutex<Output>>,
+    /// Standard output failed (other than a reader gone away): reported once.
+    out_failed: AtomicBool,
+    failed: AtomicBool,
+    /// Some entry was refused for want of write permission on its directory.
+    read_only: AtomicBool,
+}
+
+impl Report for CliReport {
+    fn wants_paths(&self) -> bool {
+        self.out.is_some()
+    }
+
+    fn removed(&self, path: &[u8], _: FileType) {
+        let Some(out) = &self.out else { return };
+        let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+        if self.out_failed.load(Ordering::Relaxed) {
+            return;
+        }
+        let buf = out.buf();
+        buf.extend_from_slice(path);
+        buf.push(b'\n');
+        if let Err(c) = out.end_record() {
+            self.closed(c);
+        }
+    }
+
+    fn error(&self, err: ftw::walk::Error) {
+        self.failed.store(true, Ordering::Relaxed);
+        if err.io_error().kind() == std::io::ErrorKind::PermissionDenied {
+            self.read_only.store(true, Ordering::Relaxed);
+        }
+        report(err.path().as_os_str().as_bytes(), &err.reason());
+    }
+}
+
+impl CliReport {
+    /// Standard output closed: the removal goes on, printing nothing more.
+    fn closed(&self, c: Closed) {
+        if self.out_failed.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if let Closed::Failed(e) = c {
+            self.failed.store(true, Ordering::Relaxed);
+            report(b"standard output", &ftw::walk::describe(&e));
+        }
+    }
+}
+
+pub fn run(args: RmArgs) -> ExitCode {
+    let _ = args.recursive;
+    if args.interactive || args.interactive_once.is_some() {
+        report(
+            b"rm",
+            "-i, -I and --interactive are not supported: ftw rm never prompts \
+             (ftw rm -n PATH shows what would be removed)",
+        );
+        return ExitCode::from(2);
+    }
+    let preserve_root = !args.no_preserve_root;
+    if preserve_root {
+        // Every PATH is checked before anything is removed: 'ftw rm build /' removes
+        // nothing.
+        let mut refused = false;
+        for path in &args.paths {
+            if let Err(r) = ftw::remove::check_path(path) {
+                refused = true;
+                let hint = match r {
+                    Refusal::Root => {
+                        "it is the root directory: refusing to remove it \
+                         (--no-preserve-root overrides this)"
+                    }
+                    Refusal::Dot => "refusing to remove '.' or '..' (name the directory instead)",
+                };
+                report(path.as_os_str().as_bytes(), hint);
+            }
+        }
+        if refused {
+            report(b"rm", "nothing was removed");
+            return ExitCode::from(2);
+        }
+    }
+    let printing = args.verbose || args.dry_run;
+    let out = if printing {
+        match Output::stdout() {
+            Ok(o) => Some(Mutex::new(o)),
+            Err(e) => {
+                report(b"standard output", &ftw::walk::describe(&e));
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        None
+    };
+    let cli = Arc::new(CliReport {
+        out,
+        out_failed: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
+        read_only: AtomicBool::new(false),
+    });
+    let counts = Arc::new(ftw::remove::Progress::default());
+    let opts = ftw::RemoveOptions::new()
+        .threads(args.threads)
+        .one_file_system(args.one_file_system)
+        .make_writable(args.chmod)
+        .dry_run(args.dry_run)
+        .preserve_root(preserve_root)
+        .ignore_missing(args.force)
+        .report(cli.clone())
+        .progress(counts.clone());
+    // No progress line over paths printed to the same terminal.
+    let show = !args.quiet && !(printing && std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let shown = counts.clone();
+    let verb = if args.dry_run { "to remove" } else { "removed" };
+    let line = Progress::start(show, move |elapsed| {
+        let n = shown.removed();
+        format!(
+            "ftw rm: {} {verb} ({}/s), {:.1} s",
+            progress::count(n),
+            progress::rate(n, elapsed),
+            elapsed.as_secs_f64()
+        )
+    });
+    let mut thread_warned = false;
+    for path in &args.paths {
+        let summary = ftw::remove_tree(path, &opts);
+        if let (Some((e, n)), false) = (&summary.thread_error, thread_warned) {
+            thread_warned = true;
+            let threads = if *n == 1 { "thread" } else { "threads" };
+            warn(&format!(
+                "cannot start a thread: {}: running with {n} {threads}",
+                ftw::walk::describe(e)
+            ));
+        }
+    }
+    line.finish();
+    if let Some(out) = &cli.out {
+        let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+        if !cli.out_failed.load(Ordering::Relaxed) {
+            if let Err(c) = out.flush() {
+                cli.closed(c);
+            }
+        }
+    }
+    if cli.read_only.load(Ordering::Relaxed) && !args.chmod {
+        warn("--chmod adds write permission to the read-only directories inside the trees");
+    }
+    if cli.failed.load(Ordering::Relaxed) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

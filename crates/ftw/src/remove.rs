@@ -1,0 +1,852 @@
+//! Removal of whole trees through directory handles: a [`Visitor`] of the walker that
+//! unlinks each non-directory as its entry is seen and removes each directory when it
+//! is left, relative to the handles the walk keeps.
+//!
+//! - Every call is relative to an open directory: a subdirectory is opened with
+//!   `openat(parent, name, O_DIRECTORY | O_NOFOLLOW)`, an entry removed with
+//!   `unlinkat(dir, name)`. A symbolic link is removed, never followed, whether it is
+//!   the path given or inside the tree, and a directory swapped for a link while the
+//!   removal runs is not entered: nothing outside the tree is touched.
+//! - The entry's `d_type` says file or directory (a `statx` only where the file system
+//!   does not say), so no call is made that is expected to fail.
+//! - No recursion and a bounded number of open handles, whatever the depth
+//!   ([`WalkBuilder::keep_handles`]).
+//! - In parallel, each directory is a job of the walker's work-stealing pool, and the
+//!   job that finishes a directory's last child removes it.
+//! - Another process removing the same tree is no error: an entry already gone counts
+//!   as removed. A directory that fills again while it is removed is read again, a
+//!   bounded number of times, then reported.
+//!
+//! ```
+//! let tmp = tempfile::tempdir()?;
+//! let tree = tmp.path().join("tree");
+//! std::fs::create_dir_all(tree.join("a/b"))?;
+//! std::fs::write(tree.join("a/b/file"), b"data")?;
+//! std::fs::write(tree.join("top"), b"data")?;
+//!
+//! let summary = ftw::remove_tree(&tree, &ftw::RemoveOptions::new());
+//! assert!(summary.errors.is_empty());
+//! assert_eq!(summary.removed, 5); // top, a/b/file, a/b, a and the tree itself
+//! assert!(!tree.exists());
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use crate::sys::{self, Dir, FileType, StatMask};
+use crate::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder, bytes_to_path};
+use std::ffi::{CStr, CString};
+use std::fmt;
+use std::io::{self, ErrorKind};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How many times a directory that keeps filling while it is removed is read again
+/// before it is reported.
+const REFILLS: usize = 3;
+
+/// How many errors a [`Summary`] keeps when no [`Report`] takes them (the count goes
+/// on).
+const KEPT_ERRORS: usize = 100;
+
+/// How a removal runs: built with [`RemoveOptions::new`] and its setters.
+///
+/// ```
+/// let opts = ftw::RemoveOptions::new()
+///     .threads(1)
+///     .one_file_system(true)
+///     .ignore_missing(true);
+/// let summary = ftw::remove_tree("/nonexistent/ftw-doc", &opts);
+/// assert!(summary.errors.is_empty());
+/// ```
+#[derive(Clone)]
+pub struct RemoveOptions {
+    threads: usize,
+    one_file_system: bool,
+    make_writable: bool,
+    count_bytes: bool,
+    dry_run: bool,
+    preserve_root: bool,
+    ignore_missing: bool,
+    fd_budget: Option<usize>,
+    report: Option<Arc<dyn Report>>,
+    progress: Option<Arc<Progress>>,
+}
+
+impl fmt::Debug for RemoveOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoveOptions")
+            .field("threads", &self.threads)
+            .field("one_file_system", &self.one_file_system)
+            .field("make_writable", &self.make_writable)
+            .field("count_bytes", &self.count_bytes)
+            .field("dry_run", &self.dry_run)
+            .field("preserve_root", &self.preserve_root)
+            .field("ignore_missing", &self.ignore_missing)
+            .field("fd_budget", &self.fd_budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for RemoveOptions {
+    fn default() -> RemoveOptions {
+        RemoveOptions::new()
+    }
+}
+
+impl RemoveOptions {
+    /// The defaults: threads as for a parallel walk, file systems crossed, nothing made
+    /// writable, sizes not counted, the root directory refused, a missing path an error.
+    pub fn new() -> RemoveOptions {
+        RemoveOptions {
+            threads: 0,
+            one_file_system: false,
+            make_writable: false,
+            count_bytes: false,
+            dry_run: false,
+            preserve_root: true,
+            ignore_missing: false,
+            fd_budget: None,
+            report: None,
+            progress: None,
+        }
+    }
+
+    /// Worker threads: 0 (the default) chooses as [`WalkBuilder::threads`] does; 1
+    /// removes serially, on the calling thread.
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n;
+        self
+    }
+
+    /// Do not remove anything on another file system than the path's: a mount point
+    /// inside the tree is reported and left, with its ancestors.
+    pub fn one_file_system(mut self, yes: bool) -> Self {
+        self.one_file_system = yes;
+        self
+    }
+
+    /// Where removing an entry is refused because its directory is not writable (a
+    /// read-only tree, such as Go's module cache), add owner write and search permission
+    /// to that directory and try again. Only directories inside the tree are changed,
+    /// through their own handles (never a link, never the path's parent).
+    pub fn make_writable(mut self, yes: bool) -> Self {
+        self.make_writable = yes;
+        self
+    }
+
+    /// Add up the sizes of the files removed ([`Summary::bytes`]): one `statx` more per
+    /// file.
+    pub fn count_bytes(mut self, yes: bool) -> Self {
+        self.count_bytes = yes;
+        self
+    }
+
+    /// Remove nothing: report what would be removed.
+    pub fn dry_run(mut self, yes: bool) -> Self {
+        self.dry_run = yes;
+        self
+    }
+
+    /// Refuse the root directory, and a path ending in `.` or `..` (on by default; see
+    /// [`check_path`]).
+    pub fn preserve_root(mut self, yes: bool) -> Self {
+        self.preserve_root = yes;
+        self
+    }
+
+    /// A path that does not exist is no error (as with `rm -f`).
+    pub fn ignore_missing(mut self, yes: bool) -> Self {
+        self.ignore_missing = yes;
+        self
+    }
+
+    /// Keep at most `n` directory handles open (see [`WalkBuilder::fd_budget`]).
+    pub fn fd_budget(mut self, n: usize) -> Self {
+        self.fd_budget = Some(n);
+        self
+    }
+
+    /// Tell `report` of each error, and of each entry removed if it asks for them,
+    /// while the removal runs; without one, errors are kept in the [`Summary`].
+    pub fn report(mut self, report: Arc<dyn Report>) -> Self {
+        self.report = Some(report);
+        self
+    }
+
+    /// Count into `progress` while the removal runs, for another thread to show.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+}
+
+/// Told of a removal's errors, and of the entries it removes, as they happen: from
+/// several threads at once in a parallel removal.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+///
+/// #[derive(Default)]
+/// struct Log(Mutex<Vec<Vec<u8>>>);
+/// impl ftw::remove::Report for Log {
+///     fn wants_paths(&self) -> bool {
+///         true
+///     }
+///     fn removed(&self, path: &[u8], _: ftw::sys::FileType) {
+///         self.0.lock().unwrap().push(path.to_vec());
+///     }
+/// }
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir(tmp.path().join("t"))?;
+/// std::fs::write(tmp.path().join("t/f"), b"x")?;
+/// let log = Arc::new(Log::default());
+/// let t = tmp.path().join("t");
+/// ftw::remove_tree(&t, &ftw::RemoveOptions::new().report(log.clone()));
+/// let f = t.join("f");
+/// let expected: Vec<&[u8]> = vec![f.to_str().unwrap().as_bytes(), t.to_str().unwrap().as_bytes()];
+/// assert_eq!(*log.0.lock().unwrap(), expected); // a directory after its entries
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub trait Report: Send + Sync {
+    /// Whether [`Report::removed`] is wanted: each path is then built, which costs.
+    fn wants_paths(&self) -> bool {
+        false
+    }
+
+    /// An entry was removed (or, in a dry run, would be): a directory after everything
+    /// in it.
+    fn removed(&self, path: &[u8], file_type: FileType) {
+        let _ = (path, file_type);
+    }
+
+    /// An entry could not be removed; the directories holding it are kept, without an
+    /// error of their own.
+    fn error(&self, error: Error) {
+        let _ = error;
+    }
+}
+
+/// Counts that a removal updates while it runs (in batches, not per entry), for a
+/// progress display.
+#[derive(Debug, Default)]
+pub struct Progress {
+    removed: AtomicU64,
+    bytes: AtomicU64,
+    errors: AtomicU64,
+}
+
+impl Progress {
+    /// Entries removed so far.
+    pub fn removed(&self) -> u64 {
+        self.removed.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of the files removed so far (with [`RemoveOptions::count_bytes`]).
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Errors so far.
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+}
+
+/// What a removal did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Entries removed (in a dry run: that would be), the path itself included; an entry
+    /// that something else removed meanwhile counts.
+    pub removed: u64,
+    /// The sizes of the files removed, with [`RemoveOptions::count_bytes`].
+    pub bytes: u64,
+    /// How many entries could not be removed (their directories not counted).
+    pub error_count: u64,
+    /// The errors, when no [`Report`] took them: the first hundred.
+    pub errors: Vec<Error>,
+    /// The first failure to start a worker thread, and the threads the removal went on
+    /// with (it went on all the same).
+    pub thread_error: Option<(io::Error, usize)>,
+}
+
+/// Why a path is refused by [`check_path`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The path is the root directory (or resolves to it).
+    Root,
+    /// The path's last component is `.` or `..`.
+    Dot,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Refusal::Root => "it is the root directory",
+            Refusal::Dot => "refusing to remove '.' or '..'",
+        })
+    }
+}
+
+/// Whether `path` may be removed while the root is preserved: not the root directory
+/// (`/`, `//`, `/..`, or anything that resolves to it, such as a bind mount of it; a
+/// symbolic link to it is only a link, removable), and not a path whose last component
+/// is `.` or `..`.
+///
+/// ```
+/// use ftw::remove::{Refusal, check_path};
+/// assert_eq!(check_path("/"), Err(Refusal::Root));
+/// assert_eq!(check_path("///"), Err(Refusal::Root));
+/// assert_eq!(check_path("."), Err(Refusal::Dot));
+/// assert_eq!(check_path("a/.."), Err(Refusal::Dot));
+/// assert_eq!(check_path("./"), Err(Refusal::Dot));
+/// assert_eq!(check_path("/nonexistent/ftw-doc"), Ok(()));
+/// ```
+pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
+    let bytes = crate::walk::path_to_bytes(path.as_ref());
+    let trimmed = trim_slashes(&bytes);
+    if trimmed.is_empty() && !bytes.is_empty() {
+        return Err(Refusal::Root);
+    }
+    let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or(b"");
+    if last == b"." || last == b".." {
+        return Err(Refusal::Dot);
+    }
+    let root = sys::stat_path(Path::new("/"), StatMask::TYPE, true);
+    let this = sys::stat_path(&bytes_to_path(trimmed.to_vec()), StatMask::TYPE, false);
+    match (root, this) {
+        (Ok(r), Ok(t)) if t.file_type() == FileType::Dir && (r.dev, r.ino) == (t.dev, t.ino) => {
+            Err(Refusal::Root)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `path` without its trailing slashes (`/` alone becomes empty).
+fn trim_slashes(path: &[u8]) -> &[u8] {
+    let end = path.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
+    &path[..end]
+}
+
+/// Removes `path` and, if it is a directory, everything below it. A symbolic link is
+/// removed, not followed (named with a trailing slash, it is refused: the slash asks
+/// for the directory it leads to, which is not inside the tree). Errors are reported
+/// with their paths (to the [`Report`] if one is set, else in the summary) and the
+/// rest is still removed. See the [module](self) for how.
+pub fn remove_tree<P: AsRef<Path>>(path: P, options: &RemoveOptions) -> Summary {
+    let shared = Shared::new(options);
+    remove_path(&shared, path.as_ref());
+    shared.summary()
+}
+
+/// Removes everything inside the open directory `dir`, but not `dir` itself. Paths in
+/// errors and reports begin with `.`.
+///
+/// ```
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir(tmp.path().join("sub"))?;
+/// std::fs::write(tmp.path().join("sub/f"), b"x")?;
+/// let dir = ftw::sys::Dir::open(tmp.path())?;
+/// let summary = ftw::remove_dir_contents(&dir, &ftw::RemoveOptions::new());
+/// assert_eq!((summary.removed, summary.error_count), (2, 0));
+/// assert_eq!(std::fs::read_dir(tmp.path())?.count(), 0);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn remove_dir_contents(dir: &Dir, options: &RemoveOptions) -> Summary {
+    let shared = Shared::new(options);
+    match dir.try_clone() {
+        Ok(own) => {
+            let root_dev = root_dev(&shared, &own);
+            shared.walk(own, b".", root_dev, options.threads, false);
+        }
+        Err(e) => shared.error(Error::io(".".into(), 0, e)),
+    }
+    shared.summary()
+}
+
+/// What every worker of one removal shares.
+struct Shared<'a> {
+    opts: &'a RemoveOptions,
+    progress: Arc<Progress>,
+    errors: Mutex<Vec<Error>>,
+    thread_error: Mutex<Option<(io::Error, usize)>>,
+}
+
+impl<'a> Shared<'a> {
+    fn new(opts: &'a RemoveOptions) -> Shared<'a> {
+        Shared {
+            opts,
+            progress: opts.progress.clone().unwrap_or_default(),
+            errors: Mutex::new(Vec::new()),
+            thread_error: Mutex::new(None),
+        }
+    }
+
+    fn summary(self) -> Summary {
+        Summary {
+            removed: self.progress.removed(),
+            bytes: self.progress.bytes(),
+            error_count: self.progress.errors(),
+            errors: self.errors.into_inner().unwrap_or_else(|e| e.into_inner()),
+            thread_error: self
+                .thread_error
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner()),
+        }
+    }
+
+    fn error(&self, err: Error) {
+        self.progress.errors.fetch_add(1, Ordering::Relaxed);
+        match &self.opts.report {
+            Some(r) => r.error(err),
+            None => {
+                let mut kept = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() < KEPT_ERRORS {
+                    kept.push(err);
+                }
+            }
+        }
+    }
+
+    fn wants_paths(&self) -> bool {
+        self.opts.report.as_ref().is_some_and(|r| r.wants_paths())
+    }
+
+    fn removed(&self, path: &[u8], file_type: FileType) {
+        self.progress.removed.fetch_add(1, Ordering::Relaxed);
+        if let Some(r) = &self.opts.report {
+            if r.wants_paths() {
+                r.removed(path, file_type);
+            }
+        }
+    }
+
+    /// Removes everything below the open directory `dir` (named `path`). `nested`: a
+    /// directory read again because it filled while being removed, whose own
+    /// directories are not read again. Returns whether it was emptied.
+    fn walk(&self, dir: Dir, path: &[u8], root_dev: u64, threads: usize, nested: bool) -> bool {
+        // Whether the root was left with something in it that could not be removed
+        // (already reported).
+        let root_failed = AtomicBool::new(false);
+        let mut builder = WalkBuilder::from_dir(dir, bytes_to_path(path.to_vec()))
+            .min_depth(1)
+            .keep_handles(true)
+            .threads(threads);
+        if let Some(n) = self.opts.fd_budget {
+            builder = builder.fd_budget(n);
+        }
+        if nested {
+            // Inside a removal that holds its own handles: a small share.
+            let n = self
+                .opts
+                .fd_budget
+                .unwrap_or(crate::walk::Budget::from_limit().handles());
+            builder = builder.fd_budget((n / 4).max(4));
+        }
+        let make = || Remover::new(self, &root_failed, root_dev, nested);
+        if threads == 1 || nested {
+            let mut visitor = make();
+            builder.build().visit_events(&mut visitor);
+        } else {
+            let stats = builder.build_parallel().visit_events(make);
+            if let Some(e) = stats.spawn_error {
+                let mut first = self.thread_error.lock().unwrap_or_else(|e| e.into_inner());
+                first.get_or_insert((e, stats.threads.max(1)));
+            }
+        }
+        !root_failed.into_inner()
+    }
+}
+
+/// The device of the root being removed, when [`RemoveOptions::one_file_system`] needs
+/// it.
+fn root_dev(shared: &Shared<'_>, dir: &Dir) -> u64 {
+    if !shared.opts.one_file_system {
+        return 0;
+    }
+    dir.stat(StatMask::TYPE).map_or(0, |m| m.dev)
+}
+
+/// Removes one path given by the caller.
+fn remove_path(shared: &Shared<'_>, path: &Path) {
+    let opts = shared.opts;
+    let given = crate::walk::path_to_bytes(path);
+    let err = |e: io::Error| shared.error(Error::io(path.to_path_buf(), 0, e));
+    if opts.preserve_root {
+        if let Err(r) = check_path(path) {
+            return err(io::Error::new(ErrorKind::InvalidInput, r.to_string()));
+        }
+    }
+    let trimmed = trim_slashes(&given);
+    let slash = trimmed.len() < given.len();
+    let (parent, name): (&[u8], &[u8]) = match trimmed.iter().rposition(|&b| b == b'/') {
+        Some(0) => (b"/", &trimmed[1..]),
+        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        None => (b".", trimmed),
+    };
+    if name.is_empty() || name == b"." || name == b".." {
+        // The root directory, `.` or `..`, allowed by the caller: what is inside them.
+        match Dir::open(path) {
+            Ok(dir) => {
+                let dev = root_dev(shared, &dir);
+                shared.walk(dir, trimmed_or_root(&given), dev, opts.threads, false);
+            }
+            Err(e) => err(e),
+        }
+        return;
+    }
+    let Ok(c_name) = CString::new(name) else {
+        return err(io::Error::new(
+            ErrorKind::InvalidInput,
+            "a NUL byte in the path",
+        ));
+    };
+    let parent_dir = match Dir::open(&bytes_to_path(parent.to_vec())) {
+        Ok(d) => d,
+        Err(e) if e.kind() == ErrorKind::NotFound && opts.ignore_missing => return,
+        Err(e) => return err(e),
+    };
+    let meta = match parent_dir.stat_at(&c_name, StatMask::TYPE, false) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound && opts.ignore_missing => return,
+        Err(e) => return err(e),
+    };
+    let shown = &given[..trimmed.len()];
+    match meta.file_type() {
+        FileType::Dir => {}
+        FileType::Symlink if slash => {
+            return err(io::Error::new(
+                ErrorKind::InvalidInput,
+                "a symbolic link named with a trailing '/': not removing what it leads to \
+                 (name it without the '/' to remove the link itself)",
+            ));
+        }
+        _ if slash => return err(io::Error::from(ErrorKind::NotADirectory)),
+        file_type => {
+            if opts.dry_run {
+                return shared.removed(shown, file_type);
+            }
+            match parent_dir.unlink_at(&c_name) {
+                Ok(()) => shared.removed(shown, file_type),
+                Err(e) if e.kind() == ErrorKind::NotFound => shared.removed(shown, file_type),
+                Err(e) => err(e),
+            }
+            return;
+        }
+    }
+    let dir = match parent_dir.open_at(&c_name) {
+        Ok(d) => d,
+        Err(e) if e.kind() == ErrorKind::NotFound && opts.ignore_missing => return,
+        Err(e) => return err(e),
+    };
+    if opts.preserve_root {
+        // Checked again on the handle: the path may have changed since.
+        let root = sys::stat_path(Path::new("/"), StatMask::TYPE, true);
+        if let (Ok(r), Ok(d)) = (root, dir.stat(StatMask::TYPE)) {
+            if (r.dev, r.ino) == (d.dev, d.ino) {
+                return err(io::Error::new(
+                    ErrorKind::InvalidInput,
+                    Refusal::Root.to_string(),
+                ));
+            }
+        }
+    }
+    let again = match dir.try_clone() {
+        Ok(d) => d,
+        Err(e) => return err(e),
+    };
+    let dev = root_dev(shared, &dir);
+    if !shared.walk(dir, shown, dev, opts.threads, false) {
+        return;
+    }
+    if opts.dry_run {
+        return shared.removed(shown, FileType::Dir);
+    }
+    // The path's parent is outside the tree: never made writable.
+    let unused = AtomicBool::new(false);
+    let mut remover = Remover::new(shared, &unused, dev, false);
+    match remover.remove_dir(&parent_dir, &c_name, Some(&again), shown, false) {
+        Ok(()) => shared.removed(shown, FileType::Dir),
+        Err(Gone::Reported) => {}
+        Err(Gone::Failed(e)) => err(e),
+    }
+}
+
+/// The path of a root that has no name of its own (`/`, `.`, `..`), as it is shown.
+fn trimmed_or_root(given: &[u8]) -> &[u8] {
+    match trim_slashes(given) {
+        b"" => b"/",
+        t => t,
+    }
+}
+
+/// Why a directory was not removed.
+enum Gone {
+    /// Something in it could not be removed, and was reported.
+    Reported,
+    /// Its own removal failed.
+    Failed(io::Error),
+}
+
+/// The state of a directory being removed: whether something in it could not be
+/// removed (it is then kept, and so are its ancestors).
+#[derive(Default)]
+struct DirState {
+    failed: AtomicBool,
+}
+
+/// A worker's visitor: removes files on entry, directories on leave.
+struct Remover<'s, 'a> {
+    shared: &'s Shared<'a>,
+    /// Set when the walk's root is left with something in it not removed.
+    root_failed: &'s AtomicBool,
+    root_dev: u64,
+    /// Entries removed and not yet added to the shared count.
+    uncounted: u64,
+    /// Inside a directory read again: its directories are not read again.
+    nested: bool,
+    wants_paths: bool,
+    path: Vec<u8>,
+}
+
+impl<'s, 'a> Remover<'s, 'a> {
+    fn new(
+        shared: &'s Shared<'a>,
+        root_failed: &'s AtomicBool,
+        root_dev: u64,
+        nested: bool,
+    ) -> Remover<'s, 'a> {
+        Remover {
+            shared,
+            root_failed,
+            root_dev,
+            uncounted: 0,
+            nested,
+            wants_paths: shared.wants_paths(),
+            path: Vec::new(),
+        }
+    }
+
+    fn fail(&self, dir: Option<&DirState>, err: Error) {
+        if let Some(d) = dir {
+            d.failed.store(true, Ordering::Relaxed);
+        } else {
+            self.root_failed.store(true, Ordering::Relaxed);
+        }
+        self.shared.error(err);
+    }
+
+    /// Counts (and reports) an entry removed: into the shared count in batches.
+    fn done(&mut self, path: &[u8], file_type: FileType) {
+        if self.wants_paths {
+            self.shared.removed(path, file_type);
+            return;
+        }
+        self.uncounted += 1;
+        if self.uncounted == 256 {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        let n = std::mem::take(&mut self.uncounted);
+        self.shared.progress.removed.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Counts (and reports) an entry removed.
+    fn done_entry(&mut self, entry: &Entry<'_>) {
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        if self.wants_paths {
+            entry.write_path(&mut path);
+        }
+        self.done(&path, entry.file_type());
+        self.path = path;
+    }
+
+    /// Adds owner write and search permission to `dir`, if that is allowed and could
+    /// help; says whether it was done.
+    fn make_writable(&self, dir: &Dir) -> bool {
+        if !self.shared.opts.make_writable {
+            return false;
+        }
+        match dir.stat(StatMask::MODE) {
+            Ok(m) if m.mode & 0o300 != 0o300 => dir.set_permissions(m.mode | 0o300).is_ok(),
+            _ => false,
+        }
+    }
+
+    /// Unlinks the non-directory `name` of `dir`.
+    fn unlink(&self, dir: &Dir, name: &CStr, inside: bool) -> io::Result<()> {
+        match dir.unlink_at(name) {
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) if e.kind() == ErrorKind::PermissionDenied && inside => {
+                if self.make_writable(dir) {
+                    self.unlink(dir, name, false)
+                } else {
+                    Err(e)
+                }
+            }
+            r => r,
+        }
+    }
+
+    /// Removes the directory `name` of `parent`, whose handle is `own`: when something
+    /// filled it meanwhile, empties it again (a bounded number of times). `inside`:
+    /// `parent` is inside the tree, and may be made writable.
+    fn remove_dir(
+        &mut self,
+        parent: &Dir,
+        name: &CStr,
+        own: Option<&Dir>,
+        path: &[u8],
+        mut inside: bool,
+    ) -> Result<(), Gone> {
+        let mut refills = if self.nested { 0 } else { REFILLS };
+        loop {
+            match parent.remove_dir_at(name) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::PermissionDenied && inside => {
+                    inside = false;
+                    if !self.make_writable(parent) {
+                        return Err(Gone::Failed(e));
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty && refills > 0 => {
+                    refills -= 1;
+                    let Some(own) = own.and_then(|d| d.try_clone().ok()) else {
+                        return Err(Gone::Failed(e));
+                    };
+                    if !self.shared.walk(own, path, self.root_dev, 1, true) {
+                        return Err(Gone::Reported);
+                    }
+                }
+                Err(e) => return Err(Gone::Failed(e)),
+            }
+        }
+    }
+}
+
+impl Drop for Remover<'_, '_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+impl Visitor for Remover<'_, '_> {
+    type State = DirState;
+
+    fn enter(&mut self, _: &DirEvent<'_>, _: Option<&DirState>) -> DirState {
+        DirState::default()
+    }
+
+    fn entry(&mut self, item: Result<&Entry<'_>, Error>, dir: Option<&DirState>) -> Control {
+        let e = match item {
+            Ok(e) => e,
+            // Removed by someone else meanwhile.
+            Err(err) if err.io_error().kind() == ErrorKind::NotFound => return Control::Continue,
+            // No longer a directory (replaced by a link or a file since it was listed):
+            // not entered; its directory, found not empty, is read again.
+            Err(err) if err.io_error().kind() == ErrorKind::NotADirectory => {
+                return Control::Continue;
+            }
+            Err(err) => {
+                self.fail(dir, err);
+                return Control::Continue;
+            }
+        };
+        let (Some(d), Some(name)) = (e.dir(), e.c_name()) else {
+            let err = io::Error::other("no handle to its directory");
+            self.fail(dir, Error::io(e.path(), e.depth(), err));
+            return Control::Skip;
+        };
+        let opts = self.shared.opts;
+        if e.is_dir() {
+            if opts.one_file_system {
+                match d.stat_at(name, StatMask::TYPE, false) {
+                    Ok(m) if m.dev != self.root_dev && m.file_type() == FileType::Dir => {
+                        let err = io::Error::other("on another file system: not removed");
+                        self.fail(dir, Error::io(e.path(), e.depth(), err));
+                        return Control::Skip;
+                    }
+                    _ => {}
+                }
+            }
+            return Control::Continue;
+        }
+        if opts.count_bytes {
+            if let Ok(m) = d.stat_at(name, StatMask::SIZE, false) {
+                self.shared
+                    .progress
+                    .bytes
+                    .fetch_add(m.size, Ordering::Relaxed);
+            }
+        }
+        if opts.dry_run {
+            self.done_entry(e);
+            return Control::Continue;
+        }
+        match self.unlink(d, name, true) {
+            Ok(()) => self.done_entry(e),
+            // Became a directory since it was listed: its directory, found not empty, is
+            // read again.
+            Err(err) if err.kind() == ErrorKind::IsADirectory => {}
+            Err(err) => {
+                let err = read_only(err, e.parent_path());
+                self.fail(dir, Error::io(e.path(), e.depth(), err));
+            }
+        }
+        Control::Continue
+    }
+
+    fn leave(&mut self, ev: &DirEvent<'_>, state: DirState, parent: Option<&DirState>) {
+        let failed = state.failed.into_inner();
+        let Some(parent) = parent else {
+            // The root: removed by the caller, who knows its parent.
+            if failed {
+                self.root_failed.store(true, Ordering::Relaxed);
+            }
+            return;
+        };
+        if failed {
+            parent.failed.store(true, Ordering::Relaxed);
+            return;
+        }
+        let path = ev.path();
+        if self.shared.opts.dry_run {
+            self.done(path, FileType::Dir);
+            return;
+        }
+        let (Some(pdir), Some(name)) = (ev.parent_dir(), ev.c_name()) else {
+            let err = io::Error::other("no handle to its parent");
+            self.fail(Some(parent), Error::io(ev.to_path_buf(), ev.depth(), err));
+            return;
+        };
+        match self.remove_dir(pdir, name, ev.dir(), path, true) {
+            Ok(()) => self.done(path, FileType::Dir),
+            Err(Gone::Reported) => parent.failed.store(true, Ordering::Relaxed),
+            Err(Gone::Failed(e)) => {
+                let parent_path = &path[..path.len().saturating_sub(name.to_bytes().len())];
+                let e = read_only(e, trim_slashes(parent_path));
+                self.fail(Some(parent), Error::io(ev.to_path_buf(), ev.depth(), e))
+            }
+        }
+    }
+}
+
+/// A refusal to remove an entry (`EACCES`) said with the directory that refused it.
+fn read_only(err: io::Error, dir: &[u8]) -> io::Error {
+    if err.kind() != ErrorKind::PermissionDenied {
+        return err;
+    }
+    let dir = bytes_to_path(dir.to_vec());
+    io::Error::new(
+        ErrorKind::PermissionDenied,
+        format!(
+            "{}: its directory {} is not writable",
+            crate::walk::describe(&err),
+            dir.display()
+        ),
+    )
+}
