@@ -209,7 +209,8 @@ pub fn run(args: RmArgs) -> ExitCode {
         .report(cli.clone())
         .progress(counts.clone());
     // No progress line over paths printed to the same terminal.
-    let show = !args.quiet && !(printing && std::io::IsTerminal::is_terminal(&std::io::stdout()));
+    let printing_here = printing && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let show = !args.quiet && !printing_here;
     let shown = counts.clone();
     let verb = if args.dry_run { "to remove" } else { "removed" };
     let line = Progress::start(show, move |elapsed| {
