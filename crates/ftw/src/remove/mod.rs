@@ -312,8 +312,12 @@ pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
     if last == b"." || last == b".." {
         return Err(Refusal::Dot);
     }
+    // Without a trailing slash, a link is only a link; with one, what it leads to.
     let root = sys::stat_path(Path::new("/"), StatMask::TYPE, true);
-    let this = sys::stat_path(&bytes_to_path(trimmed.to_vec()), StatMask::TYPE, false);
+    let this = match trimmed.len() < bytes.len() {
+        true => sys::stat_path(path.as_ref(), StatMask::TYPE, true),
+        false => sys::stat_path(path.as_ref(), StatMask::TYPE, false),
+    };
     match (root, this) {
         (Ok(r), Ok(t)) if t.file_type() == FileType::Dir && (r.dev, r.ino) == (t.dev, t.ino) => {
             Err(Refusal::Root)
@@ -354,7 +358,9 @@ pub fn remove_tree<P: AsRef<Path>>(path: P, options: &RemoveOptions) -> Summary 
 /// ```
 pub fn remove_dir_contents(dir: &Dir, options: &RemoveOptions) -> Summary {
     let shared = Shared::new(options);
-    match dir.try_clone() {
+    // A new open of the directory (not a copy of the handle, which would share its
+    // read position).
+    match dir.open_at(c".") {
         Ok(own) => {
             let root_dev = root_dev(&shared, &own);
             shared.walk(own, b".", root_dev, options.threads, false);
@@ -715,7 +721,9 @@ impl<'s, 'a> Remover<'s, 'a> {
                 }
                 Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty && refills > 0 => {
                     refills -= 1;
-                    let Some(own) = own.and_then(|d| d.try_clone().ok()) else {
+                    // A new open of the directory itself: a copy of the handle would
+                    // share its read position, at the end.
+                    let Some(own) = own.and_then(|d| d.open_at(c".").ok()) else {
                         return Err(Gone::Failed(e));
                     };
                     if !self.shared.walk(own, path, self.root_dev, 1, true) {
@@ -850,3 +858,6 @@ fn read_only(err: io::Error, dir: &[u8]) -> io::Error {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests;
