@@ -91,9 +91,13 @@ pub struct RmArgs {
     interactive: bool,
 
     /// Refused: ftw rm never prompts (see --dry-run).
-    #[arg(short = 'I', long = "interactive", hide = true, num_args = 0..=1,
+    #[arg(short = 'I', hide = true)]
+    interactive_once: bool,
+
+    /// Refused: ftw rm never prompts (see --dry-run).
+    #[arg(long = "interactive", hide = true, num_args = 0..=1, require_equals = true,
           default_missing_value = "always", value_name = "WHEN")]
-    interactive_once: Option<String>,
+    interactive_when: Option<String>,
 }
 
 /// The CLI's end of a removal: paths printed (with -v or -n), errors reported.
@@ -149,7 +153,7 @@ impl CliReport {
 
 pub fn run(args: RmArgs) -> ExitCode {
     let _ = args.recursive;
-    if args.interactive || args.interactive_once.is_some() {
+    if args.interactive || args.interactive_once || args.interactive_when.is_some() {
         report(
             b"rm",
             "-i, -I and --interactive are not supported: ftw rm never prompts \

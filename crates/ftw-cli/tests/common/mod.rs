@@ -47,8 +47,8 @@ pub fn records(out: &[u8]) -> Vec<Vec<u8>> {
     v
 }
 
-/// `find -H ROOT -mindepth 1 [EXTRA...] -print0`, sorted records (with find's extra
-/// options placed before the tests, as find wants).
+/// `find [OPTS...] ROOT [TESTS...] -print0` (the root included unless the tests say
+/// otherwise), sorted records.
 pub fn gnu_find(root: &Path, opts: &[&str], tests: &[&str]) -> (Vec<Vec<u8>>, Run) {
     let mut cmd = Command::new("find");
     for o in opts {

@@ -1,0 +1,351 @@
+//! `ftw rm` as a user runs it: every kind of entry and odd names, links never followed,
+//! the refusals, rm's spellings, deep chains under a small descriptor limit, a huge
+//! directory, a mount point with --one-file-system, a read-only tree with --chmod.
+
+mod common;
+
+use common::*;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::Command;
+
+fn ftw_rm(args: &[&str], paths: &[&Path]) -> Run {
+    let mut c = Command::new(ftw_bin());
+    c.arg("rm").args(args).args(paths);
+    run(&mut c)
+}
+
+/// Every path below `root` with its type, size, mode, link target and content hash, as
+/// `find -printf` and `cksum` see them: equal before and after means untouched.
+fn state(root: &Path) -> Vec<u8> {
+    let out = Command::new("find")
+        .arg(root)
+        .args(["-printf", "%P %y %s %m %l\\0"])
+        .output()
+        .unwrap();
+    let mut recs = records(&out.stdout);
+    let files = Command::new("find")
+        .arg(root)
+        .args(["-type", "f", "-exec", "cksum", "{}", "+"])
+        .output()
+        .unwrap();
+    recs.push(files.stdout);
+    recs.concat()
+}
+
+/// The odd tree of the listing tests, plus a fifo, a socket, links and a hard link to
+/// files outside.
+fn every_kind(root: &Path, outside: &Path) {
+    std::fs::create_dir_all(root).unwrap();
+    odd_tree(root);
+    std::fs::create_dir_all(outside.join("dir")).unwrap();
+    std::fs::write(outside.join("file"), b"outside").unwrap();
+    std::fs::write(outside.join("dir/inner"), b"inner").unwrap();
+    symlink(outside.join("file"), root.join("to-outside-file")).unwrap();
+    symlink(outside.join("dir"), root.join("plain/to-outside-dir")).unwrap();
+    std::fs::hard_link(outside.join("file"), root.join("hard-link")).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(root.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let _ = std::os::unix::net::UnixListener::bind(root.join("socket")).unwrap();
+}
+
+#[test]
+fn everything_inside_goes_and_nothing_outside() {
+    for threads in ["1", "0", "8"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, outside) = (tmp.path().join("tree"), tmp.path().join("outside"));
+        every_kind(&root, &outside);
+        let before = state(&outside);
+        // What -v prints is what find lists, the root included, each directory after
+        // its contents.
+        let (want, _) = gnu_find(&root, &[], &[]);
+        let r = ftw_rm(&["-v", "-j", threads], &[&root]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "-j{threads}");
+        assert!(std::fs::symlink_metadata(&root).is_err(), "-j{threads}");
+        assert_eq!(state(&outside), before, "-j{threads}: outside changed");
+        // Names hold newlines: -v prints them as they are, so split on the known paths.
+        let printed = String::from_utf8_lossy(&r.stdout).into_owned();
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        let mut rest: &[u8] = &r.stdout;
+        while !rest.is_empty() {
+            let next = want
+                .iter()
+                .filter(|w| rest.starts_with(w) && rest.get(w.len()) == Some(&b'\n'))
+                .max_by_key(|w| w.len())
+                .unwrap_or_else(|| panic!("-j{threads}: unexpected output {printed:?}"));
+            got.push(next.clone());
+            rest = &rest[next.len() + 1..];
+        }
+        for (i, path) in got.iter().enumerate() {
+            let mut prefix = path.clone();
+            prefix.push(b'/');
+            assert!(
+                !got[i + 1..].iter().any(|later| later.starts_with(&prefix)),
+                "-j{threads}: a directory printed before its contents"
+            );
+        }
+        got.sort();
+        assert_same("ftw rm -v against find", &got, &want);
+    }
+}
+
+#[test]
+fn a_dry_run_changes_nothing_and_lists_what_would_go() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, outside) = (tmp.path().join("tree"), tmp.path().join("outside"));
+    every_kind(&root, &outside);
+    let before = state(tmp.path());
+    let (want, _) = gnu_find(&root, &[], &[]);
+    for args in [&["-n"][..], &["--dry-run", "-j", "1"]] {
+        let r = ftw_rm(args, &[&root]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        assert_eq!(state(tmp.path()), before, "{args:?} changed the tree");
+        // Lines, minus the names' own newlines: the count is what find counts.
+        let newlines_in_names: usize = want
+            .iter()
+            .map(|w| w.iter().filter(|&&b| b == b'\n').count())
+            .sum();
+        let lines = r.stdout.iter().filter(|&&b| b == b'\n').count();
+        assert_eq!(lines - newlines_in_names, want.len(), "{args:?}");
+    }
+}
+
+#[test]
+fn links_given_are_removed_not_followed_and_link_slash_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("target");
+    std::fs::create_dir_all(target.join("sub")).unwrap();
+    std::fs::write(target.join("sub/keep"), b"x").unwrap();
+    let link = tmp.path().join("link");
+    symlink(&target, &link).unwrap();
+    let before = state(&target);
+
+    let slashed = Path::new(OsStr::from_bytes(
+        &[link.as_os_str().as_bytes(), b"/"].concat(),
+    ))
+    .to_path_buf();
+    for args in [&[][..], &["-f"], &["-rf"]] {
+        let r = ftw_rm(args, &[&slashed]);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+        assert!(std::fs::symlink_metadata(&link).is_ok());
+        assert_eq!(state(&target), before);
+    }
+    let r = ftw_rm(&[], &[&link]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(std::fs::symlink_metadata(&link).is_err());
+    assert_eq!(state(&target), before);
+}
+
+#[test]
+fn dots_are_refused_and_nothing_is_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keep = tmp.path().join("keep");
+    std::fs::create_dir_all(keep.join("a")).unwrap();
+    std::fs::write(keep.join("a/f"), b"x").unwrap();
+    let before = state(tmp.path());
+    for bad in [".", "..", "./", "keep/..", "keep/a/.", "keep/."] {
+        let mut c = Command::new(ftw_bin());
+        c.current_dir(tmp.path()).args(["rm", "-rf", "keep/a", bad]);
+        let r = run(&mut c);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains("refusing"), "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains("nothing was removed"), "{}", r.stderr);
+        assert_eq!(state(tmp.path()), before, "{bad}: something was removed");
+    }
+    // What the guard says of '/' is tested on the library's check (ftw::remove), never
+    // by running 'ftw rm /'.
+}
+
+#[test]
+fn missing_paths_fail_unless_forced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing");
+    let there = tmp.path().join("there");
+    std::fs::create_dir(&there).unwrap();
+    let r = ftw_rm(&[], &[&missing, &there]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("missing: No such file or directory"),
+        "{}",
+        r.stderr
+    );
+    assert!(!there.exists(), "the other path is still removed");
+    std::fs::create_dir(&there).unwrap();
+    let r = ftw_rm(&["-f"], &[&missing, &there]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(!there.exists());
+}
+
+#[test]
+fn rm_spellings_work_and_prompting_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("d");
+    for args in [
+        &["-r"][..],
+        &["-R"],
+        &["--recursive"],
+        &["-rf"],
+        &["-fr"],
+        &["-Rfv"],
+        &["--force", "--verbose"],
+        &["--preserve-root"],
+        &["--no-preserve-root"],
+        &["--one-file-system"],
+        &["-q", "--"],
+    ] {
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("sub/f"), b"x").unwrap();
+        let r = ftw_rm(args, &[&d]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
+        assert!(!d.exists(), "{args:?}");
+    }
+    std::fs::create_dir_all(&d).unwrap();
+    for args in [
+        &["-i"][..],
+        &["-I"],
+        &["--interactive"],
+        &["--interactive=never"],
+    ] {
+        let r = ftw_rm(args, &[&d]);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stderr.contains("never prompts"), "{}", r.stderr);
+        assert!(d.exists());
+    }
+    let r = ftw_rm(&[], &[]);
+    assert_eq!(r.code, 2, "a PATH is required");
+}
+
+#[test]
+fn a_100000_level_chain_goes_under_ulimit_n_32() {
+    // 20,000 levels serially: ext4 itself grows slower per level on deeper chains (GNU
+    // rm too; BENCHMARKS.md), and the test runs on whatever /tmp is.
+    for (threads, levels) in [("0", 100_000), ("1", 20_000)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("chain");
+        std::fs::create_dir(&root).unwrap();
+        let made = chain(&root, levels, "d", 10);
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg("ulimit -n 32 && exec \"$0\" rm -v -j \"$1\" \"$2\" | wc -l")
+            .arg(ftw_bin())
+            .arg(threads)
+            .arg(&root);
+        let r = run(&mut c);
+        assert_eq!(r.stderr, "", "-j{threads}");
+        let lines: usize = String::from_utf8_lossy(&r.stdout).trim().parse().unwrap();
+        assert_eq!(lines, made + 1, "-j{threads}");
+        assert!(!root.exists(), "-j{threads}");
+    }
+}
+
+#[test]
+fn a_directory_of_100000_files_goes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("flat");
+    std::fs::create_dir(&root).unwrap();
+    for i in 0..100_000 {
+        std::fs::File::create(root.join(format!("file-{i}"))).unwrap();
+    }
+    let r = ftw_rm(&[], &[&root]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(!root.exists());
+}
+
+#[test]
+fn one_file_system_leaves_a_mount_point_and_its_ancestors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    std::fs::create_dir_all(root.join("a/mnt")).unwrap();
+    std::fs::create_dir_all(root.join("b/c")).unwrap();
+    std::fs::write(root.join("b/c/f"), b"x").unwrap();
+    std::fs::write(root.join("a/g"), b"x").unwrap();
+    // In a private mount namespace, so that the mount goes with the test.
+    let script = "mount -t tmpfs ftw-test \"$1/a/mnt\" || exit 97
+        echo kept > \"$1/a/mnt/inside\"
+        \"$0\" rm --one-file-system \"$1\"; echo \"rc=$?\"
+        cat \"$1/a/mnt/inside\"
+        umount \"$1/a/mnt\"";
+    let mut c = Command::new("unshare");
+    c.args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .arg(ftw_bin())
+        .arg(&root);
+    let r = run(&mut c);
+    if r.code == 97 || r.stderr.contains("unshare:") {
+        eprintln!(
+            "skipped: cannot mount a tmpfs in a private mount namespace here: {}",
+            r.stderr.trim()
+        );
+        return;
+    }
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(out, "rc=1\nkept\n", "{}", r.stderr);
+    let mnt = root.join("a/mnt");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "ftw: {}: on another file system: not removed\n",
+            mnt.display()
+        )
+    );
+    // The mount point and its ancestors stay; everything else went.
+    assert!(mnt.is_dir() && !root.join("b").exists() && !root.join("a/g").exists());
+}
+
+#[test]
+fn a_read_only_tree_fails_naming_the_directory_unless_chmod() {
+    let place = Unprivileged::new("ftw-rm-ro");
+    let (root, bin) = (&place.root, &place.bin);
+    let ro = root.join("mod/pkg@v1");
+    std::fs::create_dir_all(ro.join("sub")).unwrap();
+    std::fs::write(ro.join("sub/file.go"), b"package x").unwrap();
+    std::fs::write(ro.join("go.mod"), b"module x").unwrap();
+    if is_root() {
+        // The tree is the unprivileged user's own, as Go's cache is its user's.
+        for entry in ["", "mod", "mod/pkg@v1", "mod/pkg@v1/sub"] {
+            std::os::unix::fs::chown(root.join(entry), Some(65534), Some(65534)).unwrap();
+        }
+        for f in ["mod/pkg@v1/sub/file.go", "mod/pkg@v1/go.mod"] {
+            std::os::unix::fs::chown(root.join(f), Some(65534), Some(65534)).unwrap();
+        }
+    }
+    for d in [&ro.join("sub"), &ro] {
+        set_mode(d, 0o555);
+    }
+    let top = root.join("mod");
+    let mut c = as_user(bin);
+    c.arg("rm").arg(&top);
+    let r = run(&mut c);
+    if Unprivileged::cannot_switch(&r) {
+        eprintln!("skipped: cannot run as an unprivileged user: {}", r.stderr);
+        return;
+    }
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let named = format!("its directory {} is not writable", ro.join("sub").display());
+    assert!(r.stderr.contains(&named), "{}", r.stderr);
+    assert!(r.stderr.contains("--chmod"), "{}", r.stderr);
+    assert!(ro.join("sub/file.go").exists());
+
+    let mut c = as_user(bin);
+    c.args(["rm", "--chmod"]).arg(&top);
+    let r = run(&mut c);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(!top.exists() && root.exists());
+}
+
+#[test]
+fn no_progress_line_when_stderr_is_not_a_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    std::fs::create_dir(&root).unwrap();
+    for i in 0..20_000 {
+        std::fs::File::create(root.join(format!("f{i}"))).unwrap();
+    }
+    let r = ftw_rm(&["-j", "1"], &[&root]);
+    assert_eq!((r.code, r.stderr.as_str(), r.stdout.len()), (0, "", 0));
+}
