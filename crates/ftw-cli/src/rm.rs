@@ -131,7 +131,8 @@ impl Report for CliReport {
 
     fn error(&self, err: ftw::walk::Error) {
         self.failed.store(true, Ordering::Relaxed);
-        if err.io_error().kind() == std::io::ErrorKind::PermissionDenied {
+        // Below a PATH (a PATH's own directory is outside the tree: --chmod leaves it).
+        if err.io_error().kind() == std::io::ErrorKind::PermissionDenied && err.depth() > 0 {
             self.read_only.store(true, Ordering::Relaxed);
         }
         report(err.path().as_os_str().as_bytes(), &err.reason());

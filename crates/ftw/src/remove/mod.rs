@@ -535,7 +535,7 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
             match parent_dir.unlink_at(&c_name) {
                 Ok(()) => shared.removed(shown, file_type),
                 Err(e) if e.kind() == ErrorKind::NotFound => shared.removed(shown, file_type),
-                Err(e) => err(e),
+                Err(e) => err(read_only(e, parent)),
             }
             return;
         }
@@ -574,7 +574,7 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
     match remover.remove_dir(&parent_dir, &c_name, Some(&again), shown, false) {
         Ok(()) => shared.removed(shown, FileType::Dir),
         Err(Gone::Reported) => {}
-        Err(Gone::Failed(e)) => err(e),
+        Err(Gone::Failed(e)) => err(read_only(e, parent)),
     }
 }
 
