@@ -6,6 +6,8 @@
 //!   number of open handles and no recursion; a visitor sees each entry, and with
 //!   [`walk::Visitor`] each directory entered and left, with a state of its own and the
 //!   handles to work relative to (the base of removal and disk usage).
+//! - [`filter`]: what a walk reports (name patterns, types, extensions, sizes, times)
+//!   and where it goes (exclusion globs: an excluded directory is never opened).
 //! - [`remove`]: removal of whole trees ([`remove_tree`], [`remove_dir_contents`]),
 //!   relative to directory handles, serial or parallel, safe against symbolic links put
 //!   in place of directories while it runs.
@@ -24,6 +26,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod filter;
 pub mod remove;
 pub mod sys;
 pub mod walk;

@@ -214,6 +214,9 @@ fn stat_impl(
     if mask.contains(StatMask::MODE) {
         want |= StatxFlags::MODE;
     }
+    if mask.contains(StatMask::MTIME) {
+        want |= StatxFlags::MTIME;
+    }
     match rfs::statx(fd, name, flags | AtFlags::STATX_DONT_SYNC, want) {
         Ok(st) => Ok(Metadata {
             file_type: Some(FileType::from_mode(u32::from(st.stx_mode))),
@@ -223,6 +226,8 @@ fn stat_impl(
             blocks: st.stx_blocks,
             nlink: u64::from(st.stx_nlink),
             mode: u32::from(st.stx_mode),
+            mtime: st.stx_mtime.tv_sec,
+            mtime_nsec: st.stx_mtime.tv_nsec,
         }),
         // No statx (old kernels, some sandboxes): the classic call answers the same.
         Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
@@ -236,6 +241,8 @@ fn stat_impl(
                 blocks: st.st_blocks as u64,
                 nlink: st.st_nlink as u64,
                 mode: st.st_mode as u32,
+                mtime: st.st_mtime as i64,
+                mtime_nsec: st.st_mtime_nsec as u32,
             })
         }
         Err(e) => Err(cvt(e)),

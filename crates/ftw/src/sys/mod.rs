@@ -117,8 +117,10 @@ impl StatMask {
     pub const NLINK: StatMask = StatMask(4);
     /// Also the permission bits.
     pub const MODE: StatMask = StatMask(8);
+    /// Also the time of the last modification.
+    pub const MTIME: StatMask = StatMask(16);
     /// Every field of [`Metadata`].
-    pub const ALL: StatMask = StatMask(15);
+    pub const ALL: StatMask = StatMask(31);
 
     /// Whether every field of `other` is in `self`.
     pub fn contains(self, other: StatMask) -> bool {
@@ -151,6 +153,11 @@ pub struct Metadata {
     pub nlink: u64,
     /// Permission and type bits (with [`StatMask::MODE`]).
     pub mode: u32,
+    /// The last modification, in seconds since the Unix epoch (with
+    /// [`StatMask::MTIME`]).
+    pub mtime: i64,
+    /// The nanoseconds of the last modification (with [`StatMask::MTIME`]).
+    pub mtime_nsec: u32,
 }
 
 impl Metadata {

@@ -84,6 +84,8 @@ fn meta(m: fs::Metadata) -> Metadata {
             blocks: m.blocks(),
             nlink: m.nlink(),
             mode: m.mode(),
+            mtime: m.mtime(),
+            mtime_nsec: m.mtime_nsec() as u32,
         }
     }
     #[cfg(not(unix))]
@@ -93,6 +95,11 @@ fn meta(m: fs::Metadata) -> Metadata {
             size: m.len(),
             blocks: m.len().div_ceil(512),
             nlink: 1,
+            mtime: m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs() as i64),
             ..Metadata::default()
         }
     }

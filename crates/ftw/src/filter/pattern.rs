@@ -1,0 +1,179 @@
+//! Name patterns: regular expressions (bytes), globs and fixed strings, compiled into one
+//! regular expression matched once per entry.
+
+use crate::walk::Entry;
+use regex::bytes::{Regex, RegexBuilder};
+use std::fmt;
+
+/// How a pattern is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatternKind {
+    /// A regular expression (the `regex` crate's syntax), found anywhere in the name.
+    Regex,
+    /// A glob (`*`, `?`, `[...]`, `{a,b}`), matching the whole name.
+    Glob,
+    /// A fixed string, found anywhere in the name.
+    Fixed,
+}
+
+/// Whether letters' case matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Case {
+    /// Case matters only in a pattern holding an upper-case letter.
+    #[default]
+    Smart,
+    /// Case always matters.
+    Sensitive,
+    /// Case never matters.
+    Insensitive,
+}
+
+/// A pattern that does not compile: the pattern and what is wrong with it.
+#[derive(Debug, Clone)]
+pub struct PatternError {
+    /// The pattern as written.
+    pub pattern: String,
+    /// What is wrong, as the parser says it (pointing at the place).
+    pub reason: String,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid pattern '{}': {}", self.pattern, self.reason)
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+/// Any of several patterns, matched against an entry's name (or its whole path).
+///
+/// ```
+/// use ftw::filter::{Case, PatternKind, Patterns};
+///
+/// let p = Patterns::new(
+///     &[(PatternKind::Glob, "*.rs".into()), (PatternKind::Regex, "^Make".into())],
+///     Case::Smart,
+///     false,
+/// )?;
+/// assert!(p.is_match(b"MAIN.RS"));      // all lower case: case does not matter
+/// assert!(p.is_match(b"Makefile"));
+/// assert!(!p.is_match(b"makefile"));    // an upper-case letter: case matters
+/// # Ok::<(), ftw::filter::PatternError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Patterns {
+    re: Regex,
+    full_path: bool,
+}
+
+impl Patterns {
+    /// Compiles `patterns`; an entry matches if any of them does. With `full_path`, they
+    /// are matched against the whole path (a glob's `*` then stops at `/`).
+    pub fn new(
+        patterns: &[(PatternKind, String)],
+        case: Case,
+        full_path: bool,
+    ) -> Result<Patterns, PatternError> {
+        let mut parts = Vec::with_capacity(patterns.len());
+        for (kind, pattern) in patterns {
+            let insensitive = match case {
+                Case::Sensitive => false,
+                Case::Insensitive => true,
+                Case::Smart => !pattern.chars().any(char::is_uppercase),
+            };
+            let err = |reason: String| PatternError {
+                pattern: pattern.clone(),
+                reason,
+            };
+            let source = match kind {
+                PatternKind::Regex => {
+                    // Compiled alone first, so that an error points into the pattern as
+                    // written.
+                    RegexBuilder::new(pattern)
+                        .build()
+                        .map_err(|e| err(e.to_string()))?;
+                    pattern.clone()
+                }
+                PatternKind::Fixed => regex::escape(pattern),
+                PatternKind::Glob => globset::GlobBuilder::new(pattern)
+                    .literal_separator(full_path)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(|e| err(e.kind().to_string()))?
+                    .regex()
+                    .to_string(),
+            };
+            let flags = if insensitive { "(?i)" } else { "" };
+            parts.push(format!("(?:{flags}{source})"));
+        }
+        let re = RegexBuilder::new(&parts.join("|"))
+            .build()
+            .map_err(|e| PatternError {
+                pattern: patterns
+                    .iter()
+                    .map(|(_, p)| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                reason: e.to_string(),
+            })?;
+        Ok(Patterns { re, full_path })
+    }
+
+    /// Whether `subject` (a name, or a path with `full_path`) matches.
+    pub fn is_match(&self, subject: &[u8]) -> bool {
+        self.re.is_match(subject)
+    }
+
+    /// Whether the entry matches: its name, or its path (built in `scratch`).
+    pub fn matches(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        if self.full_path {
+            scratch.clear();
+            e.write_path(scratch);
+            self.re.is_match(scratch)
+        } else {
+            self.re.is_match(e.name())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(kind: PatternKind, p: &str, case: Case) -> Patterns {
+        Patterns::new(&[(kind, p.into())], case, false).unwrap()
+    }
+
+    #[test]
+    fn kinds_and_case() {
+        let g = one(PatternKind::Glob, "*.[ch]", Case::Smart);
+        assert!(g.is_match(b"x.c") && g.is_match(b"X.H") && !g.is_match(b"x.cc"));
+        let f = one(PatternKind::Fixed, "a.b", Case::Smart);
+        assert!(f.is_match(b"xa.by") && !f.is_match(b"axb"));
+        let r = one(PatternKind::Regex, "a.b", Case::Sensitive);
+        assert!(r.is_match(b"axb") && !r.is_match(b"AXB"));
+        let i = one(PatternKind::Regex, "Foo", Case::Insensitive);
+        assert!(i.is_match(b"foo"));
+        // Names need not be UTF-8.
+        let b = one(PatternKind::Glob, "bad*", Case::Smart);
+        assert!(b.is_match(b"bad\xff\xfe"));
+        let path = Patterns::new(
+            &[(PatternKind::Glob, "*/src/*.rs".into())],
+            Case::Smart,
+            true,
+        )
+        .unwrap();
+        assert!(path.is_match(b"./src/lib.rs") && !path.is_match(b"./src/a/lib.rs"));
+    }
+
+    #[test]
+    fn errors_name_the_pattern() {
+        let e =
+            Patterns::new(&[(PatternKind::Regex, "a(b".into())], Case::Smart, false).unwrap_err();
+        assert_eq!(e.pattern, "a(b");
+        assert!(e.reason.contains("unclosed group"), "{}", e.reason);
+        let e =
+            Patterns::new(&[(PatternKind::Glob, "[ab".into())], Case::Smart, false).unwrap_err();
+        assert!(e.reason.contains("unclosed"), "{}", e.reason);
+    }
+}

@@ -1,0 +1,90 @@
+//! Filters on a small tree: each test against the entries it must keep.
+
+use super::*;
+use crate::walk::{Control, WalkBuilder};
+use std::collections::BTreeSet;
+
+fn kept(root: &std::path::Path, filter: &Filter, threads: usize) -> BTreeSet<Vec<u8>> {
+    let mut out = BTreeSet::new();
+    let mut scratch = Vec::new();
+    let mut walk = WalkBuilder::new(root)
+        .min_depth(1)
+        .keep_handles(filter.needs_metadata())
+        .threads(threads)
+        .build();
+    walk.visit(|item| {
+        let e = item.unwrap();
+        if filter.matches(&e, &mut scratch) {
+            out.insert(e.name().to_vec());
+        }
+        Control::Continue
+    });
+    out
+}
+
+fn names(list: &[&str]) -> BTreeSet<Vec<u8>> {
+    list.iter().map(|s| s.as_bytes().to_vec()).collect()
+}
+
+#[test]
+fn each_test_keeps_what_it_should() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    std::fs::create_dir_all(r.join("dir/empty-dir")).unwrap();
+    std::fs::write(r.join("dir/big.RS"), vec![0u8; 5000]).unwrap();
+    std::fs::write(r.join("small.rs"), b"x").unwrap();
+    std::fs::write(r.join("empty-file"), b"").unwrap();
+    std::fs::write(r.join("a.tar.gz"), b"xx").unwrap();
+    std::fs::write(r.join("run.sh"), b"#!/bin/sh").unwrap();
+    std::fs::set_permissions(r.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("small.rs", r.join("link")).unwrap();
+    let old = std::fs::File::options()
+        .write(true)
+        .open(r.join("small.rs"))
+        .unwrap();
+    old.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000))
+        .unwrap();
+
+    let types = |ts: &[&str]| {
+        let mut t = Types::default();
+        for x in ts {
+            t.add(x).unwrap();
+        }
+        Filter::new().types(t)
+    };
+    assert_eq!(kept(r, &types(&["d"]), 1), names(&["dir", "empty-dir"]));
+    assert_eq!(kept(r, &types(&["l"]), 1), names(&["link"]));
+    assert_eq!(kept(r, &types(&["x"]), 1), names(&["run.sh"]));
+    assert_eq!(
+        kept(r, &types(&["e"]), 1),
+        names(&["empty-dir", "empty-file"])
+    );
+    assert_eq!(kept(r, &types(&["e", "d"]), 1), names(&["empty-dir"]));
+    let ext = Filter::new().extension("rs").extension(".tar.gz");
+    assert_eq!(kept(r, &ext, 1), names(&["big.RS", "small.rs", "a.tar.gz"]));
+    let big = Filter::new().size("+4k".parse().unwrap());
+    assert_eq!(kept(r, &big, 1), names(&["big.RS"]));
+    let tiny = Filter::new().size("-2b".parse().unwrap());
+    assert_eq!(
+        kept(r, &tiny, 1),
+        names(&["small.rs", "empty-file", "a.tar.gz"])
+    );
+    let before = Filter::new().changed_before(Time {
+        secs: 2_000_000,
+        nanos: 0,
+    });
+    assert_eq!(kept(r, &before, 1), names(&["small.rs"]));
+    let recent = Filter::new().changed_within(Time {
+        secs: 2_000_000,
+        nanos: 0,
+    });
+    assert!(!kept(r, &recent, 1).contains(&b"small.rs".to_vec()));
+    assert!(kept(r, &recent, 1).contains(&b"big.RS".to_vec()));
+    let glob = Patterns::new(&[(PatternKind::Glob, "*.rs".into())], Case::Smart, false).unwrap();
+    let both = types(&["f"]).patterns(glob).size("+2".parse().unwrap());
+    // Threads change nothing.
+    for threads in [1, 4] {
+        assert_eq!(kept(r, &both, threads), names(&["big.RS"]));
+    }
+}
