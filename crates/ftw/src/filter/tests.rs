@@ -14,7 +14,7 @@ fn kept(root: &std::path::Path, filter: &Filter, threads: usize) -> BTreeSet<Vec
         .build();
     walk.visit(|item| {
         let e = item.unwrap();
-        if filter.matches(&e, &mut scratch) {
+        if filter.matches(e, &mut scratch) {
             out.insert(e.name().to_vec());
         }
         Control::Continue
@@ -79,8 +79,8 @@ fn each_test_keeps_what_it_should() {
         secs: 2_000_000,
         nanos: 0,
     });
-    assert!(!kept(r, &recent, 1).contains(&b"small.rs".to_vec()));
-    assert!(kept(r, &recent, 1).contains(&b"big.RS".to_vec()));
+    assert!(!kept(r, &recent, 1).contains(b"small.rs".as_slice()));
+    assert!(kept(r, &recent, 1).contains(b"big.RS".as_slice()));
     let glob = Patterns::new(&[(PatternKind::Glob, "*.rs".into())], Case::Smart, false).unwrap();
     let both = types(&["f"]).patterns(glob).size("+2".parse().unwrap());
     // Threads change nothing.
