@@ -1,6 +1,7 @@
 //! `ftw find`: list every entry under each root.
 
 use crate::output::{Age, Closed, LATENCY, Output};
+use crate::select::{FilterArgs, Select};
 use crate::{report, warn};
 use clap::Args;
 use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
@@ -60,7 +61,7 @@ pub struct FindArgs {
     /// Print in a fixed order: each directory's entries sorted by their bytes, each
     /// directory's contents right after it. Streams as it goes; with several threads,
     /// the others read ahead the directories it will print next.
-    #[arg(short = 's', long = "sort")]
+    #[arg(long = "sort")]
     sort: bool,
 
     /// Worker threads. 0 (the default): one per core to start with, and more while they
@@ -72,9 +73,23 @@ pub struct FindArgs {
     /// Stop after printing N entries.
     #[arg(long = "max-results", value_name = "N")]
     max_results: Option<u64>,
+
+    /// Print only entries exactly N levels below their root (--min-depth N --max-depth N).
+    #[arg(long = "exact-depth", value_name = "N")]
+    exact_depth: Option<usize>,
+
+    #[command(flatten)]
+    filters: FilterArgs,
 }
 
 pub fn run(args: FindArgs) -> ExitCode {
+    let (select, excludes) = match args.filters.build() {
+        Ok(f) => f,
+        Err(e) => {
+            report(b"find", &e);
+            return ExitCode::from(2);
+        }
+    };
     let mut out = match Output::stdout() {
         Ok(o) => o,
         Err(e) => {
@@ -96,6 +111,17 @@ pub fn run(args: FindArgs) -> ExitCode {
     for r in &roots[1..] {
         b = b.add_root(r);
     }
+    if let Some(d) = args.exact_depth {
+        b = b.min_depth(d).max_depth(d);
+    }
+    if let Some(ex) = excludes {
+        b = b.filter_entry(move |e| !ex.is_match(e, &mut Vec::new()));
+    }
+    // Metadata is asked for relative to the directory's handle (not with --sort, whose
+    // read-ahead the kept handles would turn off: by path there).
+    if select.needs_metadata() && !args.sort {
+        b = b.keep_handles(true);
+    }
     if let Some(d) = args.max_depth {
         b = b.max_depth(d);
     }
@@ -103,9 +129,9 @@ pub fn run(args: FindArgs) -> ExitCode {
     let limit = args.max_results.unwrap_or(u64::MAX);
     let failed = AtomicBool::new(false);
     let closed = if args.sort || args.threads == 1 {
-        serial(b, &mut out, end, limit, &failed)
+        serial(b, &select, &mut out, end, limit, &failed)
     } else {
-        parallel(b, &mut out, end, limit, &failed)
+        parallel(b, &select, &mut out, end, limit, &failed)
     };
     let closed = closed.or_else(|| out.flush().err());
     match closed {
@@ -125,12 +151,25 @@ pub fn run(args: FindArgs) -> ExitCode {
 
 fn report_error(err: &ftw::walk::Error, failed: &AtomicBool) {
     failed.store(true, Ordering::Relaxed);
-    report(err.path().as_os_str().as_bytes(), &err.reason());
+    let path = err.path().as_os_str().as_bytes();
+    let mut reason = err.reason();
+    // 'ftw find foo' for a name foo that is not there: say how to look for names.
+    if err.depth() == 0
+        && err.io_error().kind() == std::io::ErrorKind::NotFound
+        && !path.contains(&b'/')
+    {
+        reason.push_str(&format!(
+            " (to match names: ftw find -n {})",
+            String::from_utf8_lossy(path)
+        ));
+    }
+    report(path, &reason);
 }
 
 /// One thread, entries in walk order, written straight into the output buffer.
 fn serial(
     b: WalkBuilder,
+    select: &Select,
     out: &mut Output,
     end: u8,
     limit: u64,
@@ -142,8 +181,13 @@ fn serial(
         return None;
     }
     let mut walk = b.build();
+    let mut scratch = Vec::new();
     walk.visit(|item| match item {
         Ok(entry) => {
+            let (print, control) = select.decide(&entry, &mut scratch);
+            if !print {
+                return control;
+            }
             let buf = out.buf();
             entry.write_path(buf);
             buf.push(end);
@@ -155,7 +199,7 @@ fn serial(
             if count >= limit {
                 Control::Stop
             } else {
-                Control::Continue
+                control
             }
         }
         Err(err) => {
@@ -189,6 +233,8 @@ struct Batcher<'a> {
     age: Age,
     end: u8,
     tx: SyncSender<Vec<u8>>,
+    select: &'a Select,
+    scratch: Vec<u8>,
     stop: &'a AtomicBool,
     failed: &'a AtomicBool,
     /// Records handed out by all workers, against `limit`: a worker writes an entry only
@@ -236,8 +282,14 @@ impl ParallelVisitor for Batcher<'_> {
         if self.stop.load(Ordering::Relaxed) {
             return Control::Stop;
         }
+        let mut control = Control::Continue;
         match item {
             Ok(entry) => {
+                let (print, then) = self.select.decide(entry, &mut self.scratch);
+                if !print {
+                    return then;
+                }
+                control = then;
                 if self.issued.fetch_add(1, Ordering::Relaxed) >= self.limit {
                     self.stop.store(true, Ordering::Relaxed);
                     return Control::Stop;
@@ -251,7 +303,7 @@ impl ParallelVisitor for Batcher<'_> {
             }
             Err(err) => report_error(&err, self.failed),
         }
-        Control::Continue
+        control
     }
 }
 
@@ -288,6 +340,7 @@ fn write_batches(rx: &Receiver<Vec<u8>>, out: &mut Output) -> Option<Closed> {
 
 fn parallel(
     b: WalkBuilder,
+    select: &Select,
     out: &mut Output,
     end: u8,
     limit: u64,
@@ -369,6 +422,8 @@ fn parallel(
             age: Age::default(),
             end,
             tx: tx.clone(),
+            select,
+            scratch: Vec::new(),
             stop,
             failed,
             issued,

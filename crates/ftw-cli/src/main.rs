@@ -5,6 +5,7 @@ mod find;
 mod output;
 mod progress;
 mod rm;
+mod select;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Write;
