@@ -184,7 +184,7 @@ fn serial(
     let mut scratch = Vec::new();
     walk.visit(|item| match item {
         Ok(entry) => {
-            let (print, control) = select.decide(&entry, &mut scratch);
+            let (print, control) = select.decide(entry, &mut scratch);
             if !print {
                 return control;
             }

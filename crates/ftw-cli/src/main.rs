@@ -23,7 +23,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    Find(find::FindArgs),
+    Find(Box<find::FindArgs>),
     Rm(rm::RmArgs),
 }
 
@@ -40,7 +40,7 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     match cli.command {
-        Command::Find(args) => find::run(args),
+        Command::Find(args) => find::run(*args),
         Command::Rm(args) => rm::run(args),
     }
 }
