@@ -78,6 +78,22 @@ pub struct FindArgs {
     #[arg(long = "exact-depth", value_name = "N")]
     exact_depth: Option<usize>,
 
+    /// Run CMD for each entry found instead of printing it, in parallel (each command's
+    /// output kept together; with --sort or -j1, one at a time, in order). In CMD, {} is
+    /// the path, {/} its name, {//} its directory, {.} and {/.} the same without the
+    /// extension; without any, the path is appended. CMD ends at ';' or with the
+    /// arguments.
+    #[arg(short = 'x', long = "exec", value_name = "CMD", num_args = 1..,
+          allow_hyphen_values = true, value_terminator = ";", conflicts_with = "exec_batch")]
+    exec: Option<Vec<std::ffi::OsString>>,
+
+    /// Run CMD once with all the entries found (as many times as the system's limit on
+    /// the length of a command line needs), in walk order: an argument with {} (or the
+    /// others above) is repeated for each path; without any, the paths come last.
+    #[arg(short = 'X', long = "exec-batch", value_name = "CMD", num_args = 1..,
+          allow_hyphen_values = true, value_terminator = ";")]
+    exec_batch: Option<Vec<std::ffi::OsString>>,
+
     #[command(flatten)]
     filters: FilterArgs,
 }
@@ -125,11 +141,36 @@ pub fn run(args: FindArgs) -> ExitCode {
     if let Some(d) = args.max_depth {
         b = b.max_depth(d);
     }
+    let serial = args.sort || args.threads == 1;
+    let commands = match (&args.exec, &args.exec_batch) {
+        (Some(words), _) => Some((crate::exec::Template::new(words), false)),
+        (_, Some(words)) => Some((crate::exec::Template::new(words), true)),
+        _ => None,
+    };
+    if let Some((template, batch)) = commands {
+        let template = match template {
+            Ok(t) => t,
+            Err(e) => {
+                report(b"find", &e);
+                return ExitCode::from(2);
+            }
+        };
+        let (failed_cmd, failed_walk) = if batch {
+            crate::exec::batch(b, &select, &template, serial)
+        } else {
+            crate::exec::each(b, &select, &template, serial)
+        };
+        return if failed_cmd || failed_walk {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
     let end = if args.print0 { 0u8 } else { b'\n' };
     let limit = args.max_results.unwrap_or(u64::MAX);
     let failed = AtomicBool::new(false);
-    let closed = if args.sort || args.threads == 1 {
-        serial(b, &select, &mut out, end, limit, &failed)
+    let closed = if serial {
+        self::serial(b, &select, &mut out, end, limit, &failed)
     } else {
         parallel(b, &select, &mut out, end, limit, &failed)
     };
@@ -149,7 +190,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     }
 }
 
-fn report_error(err: &ftw::walk::Error, failed: &AtomicBool) {
+pub(crate) fn report_error(err: &ftw::walk::Error, failed: &AtomicBool) {
     failed.store(true, Ordering::Relaxed);
     let path = err.path().as_os_str().as_bytes();
     let mut reason = err.reason();

@@ -1,6 +1,7 @@
 //! The `ftw` command: argument parsing and dispatch. The work is done by the `ftw`
 //! library; this crate only wires options and formats output.
 
+mod exec;
 mod find;
 mod output;
 mod progress;

@@ -284,3 +284,111 @@ fn a_missing_root_that_looks_like_a_pattern_says_how_to_match_names() {
         "ftw: /nonexistent/foo: No such file or directory\n"
     );
 }
+
+fn files_tree(root: &Path, n: usize, name_len: usize) -> Vec<Vec<u8>> {
+    let mut want = Vec::new();
+    for i in 0..n {
+        let dir = root.join(format!("d{}", i % 7));
+        std::fs::create_dir_all(&dir).unwrap();
+        let name = format!("{i:0>width$}.txt", width = name_len);
+        let path = dir.join(&name);
+        std::fs::write(&path, b"").unwrap();
+        want.push(path.into_os_string().into_encoded_bytes());
+    }
+    want.sort();
+    want
+}
+
+#[test]
+fn exec_runs_a_command_per_entry_with_its_output_together() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    let want = files_tree(&root, 300, 4);
+    for threads in ["0", "4", "1"] {
+        let mut c = Command::new(ftw_bin());
+        c.args(["find", "-j", threads, "-t", "f", "-x", "sh", "-c"])
+            .arg("printf 'A %s\\n' \"$1\"; printf 'B %s|%s|%s\\n' \"$2\" \"$3\" \"$4\"")
+            .args(["sh", "{}", "{/}", "{//}", "{/.}", ";"])
+            .arg(&root);
+        let r = run(&mut c);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "-j{threads}");
+        let out = String::from_utf8(r.stdout).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2 * want.len(), "-j{threads}");
+        let mut seen = Vec::new();
+        for pair in lines.chunks(2) {
+            // Each command's two lines stay together.
+            let path = pair[0].strip_prefix("A ").unwrap();
+            let p = Path::new(path);
+            let expect = format!(
+                "B {}|{}|{}",
+                p.file_name().unwrap().to_str().unwrap(),
+                p.parent().unwrap().display(),
+                p.file_stem().unwrap().to_str().unwrap()
+            );
+            assert_eq!(pair[1], expect, "-j{threads}");
+            seen.push(path.as_bytes().to_vec());
+        }
+        seen.sort();
+        assert_same("commands run", &seen, &want);
+    }
+    // With --sort, in that order (the PATH before -x, whose command takes the rest).
+    let lines = |out: &[u8], end: u8| -> Vec<Vec<u8>> {
+        out.split(|&b| b == end)
+            .filter(|l| !l.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let mut c = Command::new(ftw_bin());
+    c.args(["find", "--sort", "-t", "f"])
+        .arg(&root)
+        .args(["-x", "echo"]);
+    let ran = run(&mut c);
+    let mut c = Command::new(ftw_bin());
+    c.args(["find", "-0", "--sort", "-t", "f"]).arg(&root);
+    let listed = run(&mut c);
+    assert_eq!(lines(&ran.stdout, b'\n'), lines(&listed.stdout, 0));
+    assert_eq!(lines(&listed.stdout, 0).len(), want.len());
+}
+
+#[test]
+fn exec_failures_make_the_exit_status() {
+    let tmp = tempfile::tempdir().unwrap();
+    files_tree(tmp.path(), 5, 1);
+    let r = run(Command::new(ftw_bin())
+        .args(["find", "-t", "f", "-x", "false"])
+        .arg(tmp.path()));
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    let r = run(Command::new(ftw_bin())
+        .args(["find", "-t", "f", "-X", "true"])
+        .arg(tmp.path()));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let r = run(Command::new(ftw_bin())
+        .args(["find", "-t", "f", "-x", "/nonexistent/ftw-cmd"])
+        .arg(tmp.path()));
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        "ftw: /nonexistent/ftw-cmd: No such file or directory\n"
+    );
+}
+
+#[test]
+fn exec_batch_splits_at_the_argument_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    // 3,000 paths of some 120 bytes: more than one argument list holds under a 256 KiB
+    // stack limit (a quarter of it, at least 128 KiB).
+    let want = files_tree(&root, 3000, 80);
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg("ulimit -s 256 && exec \"$0\" find -t f -X sh -c 'printf \"%s\\0\" \"$@\"; echo batch >&2' sh {} \\; \"$1\"")
+        .arg(ftw_bin())
+        .arg(&root);
+    let r = run(&mut c);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let batches = r.stderr.lines().filter(|l| *l == "batch").count();
+    assert!(batches >= 2, "{batches} batch(es)");
+    assert!(batches <= 4, "{batches} batches: too many");
+    assert_same("paths given to -X", &records(&r.stdout), &want);
+}

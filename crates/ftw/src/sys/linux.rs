@@ -267,6 +267,14 @@ pub fn fd_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
 
+/// How many bytes the arguments and environment of a new program may take (Linux's
+/// rule: a quarter of the stack limit, at least 128 KiB, at most 6 MiB).
+pub fn arg_max() -> usize {
+    let stack = rustix::process::getrlimit(rustix::process::Resource::Stack).current;
+    let quarter = stack.map_or(usize::MAX, |s| usize::try_from(s / 4).unwrap_or(usize::MAX));
+    quarter.clamp(128 << 10, 6 << 20)
+}
+
 /// CPU time used so far by every thread of this process (user and system).
 pub fn process_cpu_time() -> std::time::Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);

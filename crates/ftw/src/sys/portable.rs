@@ -266,3 +266,9 @@ pub fn fd_limit() -> Option<u64> {
 pub fn process_cpu_time() -> std::time::Duration {
     std::time::Duration::ZERO
 }
+
+/// How many bytes the arguments and environment of a new program may take: a safe
+/// guess where the system does not say (Windows allows a 32,767-character command line).
+pub fn arg_max() -> usize {
+    if cfg!(windows) { 32 << 10 } else { 128 << 10 }
+}
