@@ -1,5 +1,6 @@
 //! `ftw find`: list every entry under each root.
 
+use crate::format::Format;
 use crate::output::{Age, Closed, LATENCY, Output};
 use crate::select::{FilterArgs, Select};
 use crate::{report, warn};
@@ -94,6 +95,18 @@ pub struct FindArgs {
           allow_hyphen_values = true, value_terminator = ";")]
     exec_batch: Option<Vec<std::ffi::OsString>>,
 
+    /// Print each entry by TEMPLATE, a small 'find -printf': %p path, %f name, %h its
+    /// directory, %d depth, %y type letter, %s size, %m octal mode, %M mode as ls writes
+    /// it, %n links, %u/%g owner and group (%U/%G as numbers), %t and %T@ modification
+    /// time, %l link target, %%; escapes \n \t \0 \\. No newline is added.
+    #[arg(long = "format", value_name = "TEMPLATE", conflicts_with = "long")]
+    format: Option<String>,
+
+    /// Print a line like 'ls -l' for each entry: mode, links, owner, group, size, time,
+    /// path, and a link's target.
+    #[arg(short = 'l', long = "long")]
+    long: bool,
+
     #[command(flatten)]
     filters: FilterArgs,
 }
@@ -105,6 +118,17 @@ pub fn run(args: FindArgs) -> ExitCode {
             report(b"find", &e);
             return ExitCode::from(2);
         }
+    };
+    let format = match (&args.format, args.long) {
+        (Some(t), _) => match Format::parse(t) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                report(b"find", &e);
+                return ExitCode::from(2);
+            }
+        },
+        (None, true) => Some(Format::long()),
+        (None, false) => None,
     };
     let mut out = match Output::stdout() {
         Ok(o) => o,
@@ -135,7 +159,8 @@ pub fn run(args: FindArgs) -> ExitCode {
     }
     // Metadata is asked for relative to the directory's handle (not with --sort, whose
     // read-ahead the kept handles would turn off: by path there).
-    if select.needs_metadata() && !args.sort {
+    let wants_metadata = format.as_ref().is_some_and(Format::needs_metadata);
+    if (select.needs_metadata() || wants_metadata) && !args.sort {
         b = b.keep_handles(true);
     }
     if let Some(d) = args.max_depth {
@@ -166,13 +191,22 @@ pub fn run(args: FindArgs) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
-    let end = if args.print0 { 0u8 } else { b'\n' };
+    // A template says where its records end.
+    let end = match (&args.format, args.print0) {
+        (Some(_), _) => None,
+        (None, true) => Some(0u8),
+        (None, false) => Some(b'\n'),
+    };
+    let out_fmt = Records {
+        format: format.as_ref(),
+        end,
+    };
     let limit = args.max_results.unwrap_or(u64::MAX);
     let failed = AtomicBool::new(false);
     let closed = if serial {
-        self::serial(b, &select, &mut out, end, limit, &failed)
+        self::serial(b, &select, &mut out, &out_fmt, limit, &failed)
     } else {
-        parallel(b, &select, &mut out, end, limit, &failed)
+        parallel(b, &select, &mut out, &out_fmt, limit, &failed)
     };
     let closed = closed.or_else(|| out.flush().err());
     match closed {
@@ -187,6 +221,26 @@ pub fn run(args: FindArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// How each entry is written: its path and an end byte, or by a template.
+struct Records<'a> {
+    format: Option<&'a Format>,
+    /// The byte after each record (none after a template's).
+    end: Option<u8>,
+}
+
+impl Records<'_> {
+    #[inline]
+    fn write(&self, entry: &ftw::walk::Entry<'_>, buf: &mut Vec<u8>) {
+        match self.format {
+            Some(f) => f.write(entry, buf),
+            None => entry.write_path(buf),
+        }
+        if let Some(end) = self.end {
+            buf.push(end);
+        }
     }
 }
 
@@ -212,7 +266,7 @@ fn serial(
     b: WalkBuilder,
     select: &Select,
     out: &mut Output,
-    end: u8,
+    records: &Records<'_>,
     limit: u64,
     failed: &AtomicBool,
 ) -> Option<Closed> {
@@ -229,9 +283,7 @@ fn serial(
             if !print {
                 return control;
             }
-            let buf = out.buf();
-            entry.write_path(buf);
-            buf.push(end);
+            records.write(entry, out.buf());
             count += 1;
             if let Err(c) = out.end_record() {
                 closed = Some(c);
@@ -272,7 +324,7 @@ struct Batcher<'a> {
     /// its first entry has waited long enough.
     size: usize,
     age: Age,
-    end: u8,
+    records: &'a Records<'a>,
     tx: SyncSender<Vec<u8>>,
     select: &'a Select,
     scratch: Vec<u8>,
@@ -335,8 +387,7 @@ impl ParallelVisitor for Batcher<'_> {
                     self.stop.store(true, Ordering::Relaxed);
                     return Control::Stop;
                 }
-                entry.write_path(&mut self.buf);
-                self.buf.push(self.end);
+                self.records.write(entry, &mut self.buf);
                 // A full batch goes out, and so do entries coming slowly (a cold disk).
                 if (self.age.record() || self.buf.len() >= self.size) && !self.send(true) {
                     return Control::Stop;
@@ -383,7 +434,7 @@ fn parallel(
     b: WalkBuilder,
     select: &Select,
     out: &mut Output,
-    end: u8,
+    records: &Records<'_>,
     limit: u64,
     failed: &AtomicBool,
 ) -> Option<Closed> {
@@ -461,7 +512,7 @@ fn parallel(
             buf: Vec::with_capacity(size + 4096),
             size,
             age: Age::default(),
-            end,
+            records,
             tx: tx.clone(),
             select,
             scratch: Vec::new(),

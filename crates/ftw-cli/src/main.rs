@@ -3,6 +3,7 @@
 
 mod exec;
 mod find;
+mod format;
 mod output;
 mod progress;
 mod rm;

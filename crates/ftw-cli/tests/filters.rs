@@ -392,3 +392,81 @@ fn exec_batch_splits_at_the_argument_limit() {
     assert!(batches <= 4, "{batches} batches: too many");
     assert_same("paths given to -X", &records(&r.stdout), &want);
 }
+
+#[test]
+fn format_writes_what_find_printf_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    filter_tree(&root, SystemTime::now());
+    let template = "%p|%f|%h|%d|%y|%s|%m|%M|%n|%u|%g|%U|%G|%t|%T@|%l\\0";
+    for threads in ["1", "0"] {
+        let mut c = Command::new(ftw_bin());
+        c.args(["find", "-j", threads, "--format", template])
+            .arg(&root);
+        let r = run(&mut c);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        let mut f = Command::new("find");
+        f.arg(&root).args(["-mindepth", "1", "-printf", template]);
+        let want = run(&mut f);
+        assert_same(
+            "--format against find -printf",
+            &records(&r.stdout),
+            &records(&want.stdout),
+        );
+    }
+    // With --min-depth 0 the root too, as find writes it.
+    let mut c = Command::new(ftw_bin());
+    c.args([
+        "find",
+        "--min-depth",
+        "0",
+        "-d",
+        "0",
+        "--format",
+        "%p|%f|%h|%d\\n",
+    ])
+    .arg(&root);
+    let r = run(&mut c);
+    let mut f = Command::new("find");
+    f.arg(&root)
+        .args(["-maxdepth", "0", "-printf", "%p|%f|%h|%d\\n"]);
+    assert_eq!(r.stdout, run(&mut f).stdout);
+}
+
+#[test]
+fn long_lines_are_what_ls_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    filter_tree(&root, SystemTime::now());
+    // An old file: ls writes its year instead of its time.
+    let old = root.join("docs/old");
+    std::fs::File::create(&old)
+        .unwrap()
+        .set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000))
+        .unwrap();
+    let mut c = Command::new(ftw_bin());
+    c.args(["find", "-l", "-E", "new*", "-E", "bad*"])
+        .arg(&root);
+    let r = run(&mut c);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let out = String::from_utf8(r.stdout).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.len() > 20);
+    for line in lines {
+        let path = line
+            .split(" -> ")
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap();
+        let ls = Command::new("ls")
+            .env("LC_ALL", "C")
+            .args(["-ld", path])
+            .output()
+            .unwrap();
+        let want = String::from_utf8(ls.stdout).unwrap();
+        assert_eq!(squeeze(line), squeeze(&want), "{path}");
+    }
+}

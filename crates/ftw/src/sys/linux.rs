@@ -168,6 +168,13 @@ impl Dir {
         rfs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR).map_err(cvt)
     }
 
+    /// The target of the symbolic link `name` of this directory (`readlinkat`), as bytes.
+    pub fn read_link_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
+        rfs::readlinkat(&self.fd, name, Vec::new())
+            .map(|t| t.into_bytes())
+            .map_err(cvt)
+    }
+
     /// Sets this directory's permission bits (`fchmod` on the handle: the directory
     /// opened, whatever its path leads to now).
     pub fn set_permissions(&self, mode: u32) -> io::Result<()> {
@@ -217,6 +224,9 @@ fn stat_impl(
     if mask.contains(StatMask::MTIME) {
         want |= StatxFlags::MTIME;
     }
+    if mask.contains(StatMask::OWNER) {
+        want |= StatxFlags::UID | StatxFlags::GID;
+    }
     match rfs::statx(fd, name, flags | AtFlags::STATX_DONT_SYNC, want) {
         Ok(st) => Ok(Metadata {
             file_type: Some(FileType::from_mode(u32::from(st.stx_mode))),
@@ -228,6 +238,8 @@ fn stat_impl(
             mode: u32::from(st.stx_mode),
             mtime: st.stx_mtime.tv_sec,
             mtime_nsec: st.stx_mtime.tv_nsec,
+            uid: st.stx_uid,
+            gid: st.stx_gid,
         }),
         // No statx (old kernels, some sandboxes): the classic call answers the same.
         Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
@@ -243,6 +255,8 @@ fn stat_impl(
                 mode: st.st_mode as u32,
                 mtime: st.st_mtime as i64,
                 mtime_nsec: st.st_mtime_nsec as u32,
+                uid: st.st_uid,
+                gid: st.st_gid,
             })
         }
         Err(e) => Err(cvt(e)),

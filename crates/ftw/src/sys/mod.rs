@@ -119,8 +119,10 @@ impl StatMask {
     pub const MODE: StatMask = StatMask(8);
     /// Also the time of the last modification.
     pub const MTIME: StatMask = StatMask(16);
+    /// Also the owner and group.
+    pub const OWNER: StatMask = StatMask(32);
     /// Every field of [`Metadata`].
-    pub const ALL: StatMask = StatMask(31);
+    pub const ALL: StatMask = StatMask(63);
 
     /// Whether every field of `other` is in `self`.
     pub fn contains(self, other: StatMask) -> bool {
@@ -158,6 +160,10 @@ pub struct Metadata {
     pub mtime: i64,
     /// The nanoseconds of the last modification (with [`StatMask::MTIME`]).
     pub mtime_nsec: u32,
+    /// The owner's user id (with [`StatMask::OWNER`]).
+    pub uid: u32,
+    /// The group id (with [`StatMask::OWNER`]).
+    pub gid: u32,
 }
 
 impl Metadata {

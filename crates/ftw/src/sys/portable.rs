@@ -86,6 +86,8 @@ fn meta(m: fs::Metadata) -> Metadata {
             mode: m.mode(),
             mtime: m.mtime(),
             mtime_nsec: m.mtime_nsec() as u32,
+            uid: m.uid(),
+            gid: m.gid(),
         }
     }
     #[cfg(not(unix))]
@@ -227,6 +229,12 @@ impl Dir {
     /// Removes the empty subdirectory `name`.
     pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
         fs::remove_dir(self.path.join(name_path(name)))
+    }
+
+    /// The target of the symbolic link `name` of this directory, as bytes.
+    pub fn read_link_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
+        let target = fs::read_link(self.path.join(name_path(name)))?;
+        Ok(target.into_os_string().into_encoded_bytes())
     }
 
     /// Sets this directory's permission bits (on Unix; elsewhere, `mode` without owner

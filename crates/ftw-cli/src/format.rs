@@ -1,0 +1,391 @@
+//! `ftw find --format TEMPLATE` (a small `find -printf`) and `-l` (a line like `ls -l`):
+//! each entry written by a template, with only the metadata the template asks for.
+
+use ftw::sys::{FileType, Metadata, StatMask};
+use ftw::walk::Entry;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// One piece of a template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Piece {
+    Text(Vec<u8>),
+    /// `%p`
+    Path,
+    /// `%f`
+    Name,
+    /// `%h`
+    Dir,
+    /// `%d`
+    Depth,
+    /// `%y`
+    Type,
+    /// `%s`
+    Size,
+    /// `%m`
+    ModeOctal,
+    /// `%M`
+    ModeSymbolic,
+    /// `%n`
+    Links,
+    /// `%u`, `%U`
+    User(bool),
+    /// `%g`, `%G`
+    Group(bool),
+    /// `%t`
+    Mtime,
+    /// `%T@`
+    MtimeEpoch,
+    /// `%l`
+    Target,
+}
+
+/// A compiled template; or the `-l` line.
+#[derive(Clone, Debug)]
+pub struct Format {
+    pieces: Vec<Piece>,
+    long: bool,
+    mask: Option<StatMask>,
+}
+
+const HELP: &str = "%p path, %f name, %h directory, %d depth, %y type, %s size, \
+                    %m and %M mode, %n links, %u/%U owner, %g/%G group, %t and %T@ \
+                    modification time, %l link target, %%; \\n \\t \\0 \\\\";
+
+impl Format {
+    /// Compiles a `find -printf`-like template: the directives in [`HELP`].
+    pub fn parse(template: &str) -> Result<Format, String> {
+        let bytes = template.as_bytes();
+        let mut pieces = Vec::new();
+        let mut text = Vec::new();
+        let mut i = 0;
+        let bad = |at: usize, what: &str| {
+            format!(
+                "invalid --format '{template}': {what} at byte {} (directives: {HELP})",
+                at + 1
+            )
+        };
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b == b'\\' {
+                let esc = match bytes.get(i + 1) {
+                    Some(b'n') => b'\n',
+                    Some(b't') => b'\t',
+                    Some(b'0') => 0,
+                    Some(b'\\') => b'\\',
+                    _ => return Err(bad(i, "an unknown escape")),
+                };
+                text.push(esc);
+                i += 2;
+                continue;
+            }
+            if b != b'%' {
+                text.push(b);
+                i += 1;
+                continue;
+            }
+            let (piece, len) = match (bytes.get(i + 1), bytes.get(i + 2)) {
+                (Some(b'%'), _) => {
+                    text.push(b'%');
+                    i += 2;
+                    continue;
+                }
+                (Some(b'p'), _) => (Piece::Path, 2),
+                (Some(b'f'), _) => (Piece::Name, 2),
+                (Some(b'h'), _) => (Piece::Dir, 2),
+                (Some(b'd'), _) => (Piece::Depth, 2),
+                (Some(b'y'), _) => (Piece::Type, 2),
+                (Some(b's'), _) => (Piece::Size, 2),
+                (Some(b'm'), _) => (Piece::ModeOctal, 2),
+                (Some(b'M'), _) => (Piece::ModeSymbolic, 2),
+                (Some(b'n'), _) => (Piece::Links, 2),
+                (Some(b'u'), _) => (Piece::User(true), 2),
+                (Some(b'U'), _) => (Piece::User(false), 2),
+                (Some(b'g'), _) => (Piece::Group(true), 2),
+                (Some(b'G'), _) => (Piece::Group(false), 2),
+                (Some(b't'), _) => (Piece::Mtime, 2),
+                (Some(b'T'), Some(b'@')) => (Piece::MtimeEpoch, 3),
+                (Some(b'l'), _) => (Piece::Target, 2),
+                _ => return Err(bad(i, "an unknown directive")),
+            };
+            if !text.is_empty() {
+                pieces.push(Piece::Text(std::mem::take(&mut text)));
+            }
+            pieces.push(piece);
+            i += len;
+        }
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text));
+        }
+        Ok(Format::new(pieces, false))
+    }
+
+    /// The `-l` line: mode, links, owner, group, size, modification time, path, and a
+    /// link's target.
+    pub fn long() -> Format {
+        let pieces = vec![
+            Piece::ModeSymbolic,
+            Piece::Links,
+            Piece::User(true),
+            Piece::Group(true),
+            Piece::Size,
+            Piece::Mtime,
+            Piece::Path,
+        ];
+        Format::new(pieces, true)
+    }
+
+    fn new(pieces: Vec<Piece>, long: bool) -> Format {
+        let mut mask: Option<StatMask> = None;
+        let mut add = |m: StatMask| mask = Some(mask.map_or(m, |old| old | m));
+        for p in &pieces {
+            match p {
+                Piece::Size => add(StatMask::SIZE),
+                Piece::ModeOctal | Piece::ModeSymbolic => add(StatMask::MODE),
+                Piece::Links => add(StatMask::NLINK),
+                Piece::User(_) | Piece::Group(_) => add(StatMask::OWNER),
+                Piece::Mtime | Piece::MtimeEpoch => add(StatMask::MTIME),
+                _ => {}
+            }
+        }
+        Format { pieces, long, mask }
+    }
+
+    /// Whether the template needs metadata (the walk then keeps its handles).
+    pub fn needs_metadata(&self) -> bool {
+        self.mask.is_some()
+    }
+
+    /// Appends the entry as the template says (without an end of record).
+    pub fn write(&self, e: &Entry<'_>, out: &mut Vec<u8>) {
+        let meta = self.mask.and_then(|mask| metadata(e, mask));
+        let m = meta.unwrap_or_default();
+        let mut first = true;
+        for p in &self.pieces {
+            if self.long && !std::mem::take(&mut first) {
+                out.push(b' ');
+            }
+            match p {
+                Piece::Text(t) => out.extend_from_slice(t),
+                Piece::Path => e.write_path(out),
+                Piece::Name => out.extend_from_slice(name_of(e)),
+                Piece::Dir => out.extend_from_slice(dir_of(e)),
+                Piece::Depth => push_num(out, e.depth() as u64, 0),
+                Piece::Type => out.push(type_letter(e.file_type())),
+                Piece::Size => push_num(out, m.size, if self.long { 8 } else { 0 }),
+                Piece::ModeOctal => {
+                    out.extend_from_slice(format!("{:o}", m.mode & 0o7777).as_bytes())
+                }
+                Piece::ModeSymbolic => symbolic_mode(out, e.file_type(), m.mode),
+                Piece::Links => push_num(out, m.nlink, if self.long { 2 } else { 0 }),
+                Piece::User(name) => owner(out, m.uid, *name, users(), self.long),
+                Piece::Group(name) => owner(out, m.gid, *name, groups(), self.long),
+                Piece::Mtime => {
+                    let t = if self.long { ls_time(&m) } else { ctime(&m) };
+                    out.extend_from_slice(t.as_bytes());
+                }
+                Piece::MtimeEpoch => {
+                    out.extend_from_slice(format!("{}.{:09}0", m.mtime, m.mtime_nsec).as_bytes())
+                }
+                Piece::Target => out.extend_from_slice(&link_target(e)),
+            }
+        }
+        if self.long && e.file_type() == FileType::Symlink {
+            out.extend_from_slice(b" -> ");
+            out.extend_from_slice(&link_target(e));
+        }
+    }
+}
+
+/// The entry's own metadata (a followed link's target's), relative to its directory's
+/// handle where there is one.
+fn metadata(e: &Entry<'_>, mask: StatMask) -> Option<Metadata> {
+    let follow = e.path_is_symlink() && e.file_type() != FileType::Symlink;
+    match (e.dir(), e.c_name()) {
+        (Some(dir), Some(name)) => dir.stat_at(name, mask, follow).ok(),
+        _ => ftw::sys::stat_path(&e.path(), mask, follow || e.depth() == 0).ok(),
+    }
+}
+
+fn link_target(e: &Entry<'_>) -> Vec<u8> {
+    if !e.path_is_symlink() {
+        return Vec::new();
+    }
+    match (e.dir(), e.c_name()) {
+        (Some(dir), Some(name)) => dir.read_link_at(name).unwrap_or_default(),
+        _ => std::fs::read_link(e.path())
+            .map(|t| t.into_os_string().into_encoded_bytes())
+            .unwrap_or_default(),
+    }
+}
+
+fn name_of<'a>(e: &Entry<'a>) -> &'a [u8] {
+    if e.depth() > 0 {
+        return e.name();
+    }
+    // A root: the last component of the path as given (find's %f).
+    let n = e.name();
+    let trimmed = &n[..n
+        .iter()
+        .rposition(|&b| b != b'/')
+        .map_or(n.len().min(1), |i| i + 1)];
+    trimmed.rsplit(|&b| b == b'/').next().unwrap_or(trimmed)
+}
+
+fn dir_of<'a>(e: &Entry<'a>) -> &'a [u8] {
+    if e.depth() > 0 {
+        let p = e.parent_path();
+        // The parent as the walk built it, less a trailing slash but for "/".
+        return if p.len() > 1 && p.ends_with(b"/") {
+            &p[..p.len() - 1]
+        } else {
+            p
+        };
+    }
+    match e.name().iter().rposition(|&b| b == b'/') {
+        Some(0) => b"/",
+        Some(i) => &e.name()[..i],
+        None => b".",
+    }
+}
+
+fn type_letter(t: FileType) -> u8 {
+    match t {
+        FileType::File => b'f',
+        FileType::Dir => b'd',
+        FileType::Symlink => b'l',
+        FileType::BlockDevice => b'b',
+        FileType::CharDevice => b'c',
+        FileType::Fifo => b'p',
+        FileType::Socket => b's',
+        FileType::Unknown => b'U',
+    }
+}
+
+fn push_num(out: &mut Vec<u8>, n: u64, width: usize) {
+    out.extend_from_slice(format!("{n:>width$}").as_bytes());
+}
+
+/// `drwxr-xr-x`, as ls writes it (setuid/setgid/sticky as s/S and t/T).
+fn symbolic_mode(out: &mut Vec<u8>, t: FileType, mode: u32) {
+    out.push(match t {
+        FileType::File | FileType::Unknown => b'-',
+        other => type_letter(other),
+    });
+    let bits = [
+        (0o400, b'r'),
+        (0o200, b'w'),
+        (0o100, b'x'),
+        (0o040, b'r'),
+        (0o020, b'w'),
+        (0o010, b'x'),
+        (0o004, b'r'),
+        (0o002, b'w'),
+        (0o001, b'x'),
+    ];
+    let start = out.len();
+    for (bit, c) in bits {
+        out.push(if mode & bit != 0 { c } else { b'-' });
+    }
+    let special = [(0o4000, 2, b's'), (0o2000, 5, b's'), (0o1000, 8, b't')];
+    for (bit, at, c) in special {
+        if mode & bit != 0 {
+            let x = out[start + at] == b'x';
+            out[start + at] = if x { c } else { c.to_ascii_uppercase() };
+        }
+    }
+}
+
+type Names = HashMap<u32, String>;
+
+/// Ids to names from an `/etc/passwd`-like file (name:x:id:...).
+fn read_names(path: &str) -> Names {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(':');
+            let name = f.next()?;
+            let id = f.nth(1)?.parse().ok()?;
+            Some((id, name.to_string()))
+        })
+        .collect()
+}
+
+fn users() -> &'static Names {
+    static U: OnceLock<Names> = OnceLock::new();
+    U.get_or_init(|| read_names("/etc/passwd"))
+}
+
+fn groups() -> &'static Names {
+    static G: OnceLock<Names> = OnceLock::new();
+    G.get_or_init(|| read_names("/etc/group"))
+}
+
+fn owner(out: &mut Vec<u8>, id: u32, name: bool, names: &Names, pad: bool) {
+    let s = match names.get(&id) {
+        Some(n) if name => n.clone(),
+        _ => id.to_string(),
+    };
+    let width = if pad { 8 } else { 0 };
+    out.extend_from_slice(format!("{s:<width$}").as_bytes());
+}
+
+fn zoned(m: &Metadata) -> Option<jiff::Zoned> {
+    let ts = jiff::Timestamp::new(m.mtime, m.mtime_nsec as i32).ok()?;
+    Some(ts.to_zoned(jiff::tz::TimeZone::system()))
+}
+
+/// find's `%t`: `Thu Dec  3 04:39:08.1076713340 2026`.
+fn ctime(m: &Metadata) -> String {
+    match zoned(m) {
+        Some(z) => format!(
+            "{}.{:09}0 {}",
+            z.strftime("%a %b %e %H:%M:%S"),
+            m.mtime_nsec,
+            z.year()
+        ),
+        None => m.mtime.to_string(),
+    }
+}
+
+/// ls's time: `Dec  3 04:39` within six months of now, `Dec  3  2025` otherwise.
+fn ls_time(m: &Metadata) -> String {
+    let Some(z) = zoned(m) else {
+        return m.mtime.to_string();
+    };
+    let now = jiff::Timestamp::now().as_second();
+    let six_months = 15_778_476; // 365.2425 days / 2
+    if m.mtime > now - six_months && m.mtime <= now + 60 {
+        z.strftime("%b %e %H:%M").to_string()
+    } else {
+        z.strftime("%b %e  %Y").to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_parse_and_errors_point() {
+        assert!(Format::parse("%p %s\\n").unwrap().needs_metadata());
+        assert!(!Format::parse("%p %f %h %y\\0").unwrap().needs_metadata());
+        let e = Format::parse("%p %q").unwrap_err();
+        assert!(e.contains("'%p %q'") && e.contains("byte 4"), "{e}");
+        assert!(Format::parse("x\\z").is_err());
+    }
+
+    #[test]
+    fn modes_as_ls_writes_them() {
+        let mut out = Vec::new();
+        symbolic_mode(&mut out, FileType::Dir, 0o1777);
+        assert_eq!(out, b"drwxrwxrwt");
+        out.clear();
+        symbolic_mode(&mut out, FileType::File, 0o4644);
+        assert_eq!(out, b"-rwSr--r--");
+        out.clear();
+        symbolic_mode(&mut out, FileType::Symlink, 0o777);
+        assert_eq!(out, b"lrwxrwxrwx");
+    }
+}
