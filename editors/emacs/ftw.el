@@ -154,10 +154,9 @@ no error."
             (unless (eq (car res) 0) (setq ok nil))
             (dolist (path (cdr res))
               (when (and (> (length path) plen) (string-prefix-p prefix path))
-                (let* ((rel (substring path plen))
-                       (slash (string-match "/[^/]*\\'" rel))
-                       (parent (if slash (substring rel 0 slash) ""))
-                       (name (if slash (substring rel (1+ slash)) rel)))
+                (let* ((slash (string-match "/[^/]*\\'" path plen))
+                       (parent (if slash (substring path plen slash) ""))
+                       (name (substring path (if slash (1+ slash) plen))))
                   (when (and maybe-dir (file-directory-p path))
                     (setq name (concat name "/")))
                   (push name (gethash parent children)))))))))
@@ -250,6 +249,8 @@ read is left out)."
         (directory-files-recursively dir regexp include-directories predicate
                                      follow-symlinks)
       (let* ((children (make-hash-table :test #'equal))
+             ;; Fewer collections while the many names are made.
+             (gc-cons-threshold (max gc-cons-threshold (* 64 1024 1024)))
              (ok (if (functionp predicate)
                      (ftw--descend program root children follow-symlinks
                                    predicate given)
