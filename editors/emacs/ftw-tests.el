@@ -1,0 +1,266 @@
+;;; ftw-tests.el --- ERT tests for ftw.el  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run with editors/emacs/run-tests.sh, which sets FTW_PROGRAM to the
+;; ftw binary to test.  `ftw-directory-files-recursively' is compared
+;; with the built-in `directory-files-recursively' on an awkward tree
+;; (a name with a newline, spaces, UTF-8, links, hidden files), and
+;; `project-files' of ftw projects with project.el's own find-based
+;; listing and with what must and must not be listed.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'ftw)
+
+(defvar ftw-tests-program (or (getenv "FTW_PROGRAM") "ftw")
+  "The ftw binary under test.")
+
+(defvar ftw-tests-calls nil
+  "The file that the wrapper around ftw appends to at each call.")
+
+(defmacro ftw-tests-with-tree (var &rest body)
+  "Make a tree in a temporary directory, bind VAR to its name, and run BODY.
+The wrapper around ftw (which records its calls in
+`ftw-tests-calls') is `ftw-program' in BODY."
+  (declare (indent 1))
+  `(let* ((,var (file-name-as-directory (make-temp-file "ftw-tests" t)))
+          (ftw-tests-calls (expand-file-name "calls" (make-temp-file "ftw-calls" t)))
+          (ftw-program (ftw-tests-wrapper ,var))
+          (file-name-coding-system 'utf-8))
+     (unwind-protect
+         (progn (ftw-tests-make-tree ,var) ,@body)
+       (delete-directory ,var t)
+       (delete-directory (file-name-directory ftw-tests-calls) t))))
+
+(defun ftw-tests-wrapper (tmp)
+  "Write a script in TMP's parent that records its calls and runs ftw."
+  (let ((script (concat (directory-file-name tmp) "-ftw")))
+    (with-temp-file script
+      (insert "#!/bin/sh\necho \"$*\" >> " (shell-quote-argument ftw-tests-calls)
+              "\nexec " (shell-quote-argument (expand-file-name ftw-tests-program))
+              " \"$@\"\n"))
+    (set-file-modes script #o755)
+    script))
+
+(defun ftw-tests-calls ()
+  "How many times ftw was run in this test."
+  (if (file-exists-p ftw-tests-calls)
+      (with-temp-buffer
+        (insert-file-contents ftw-tests-calls)
+        (count-lines (point-min) (point-max)))
+    0))
+
+(defun ftw-tests-make-tree (root)
+  "Make the test tree under ROOT."
+  (let ((default-directory root))
+    (dolist (d '("a" "sub/deep/deeper" "sub/Deep" "empty" ".hdir" ".git/objects"
+                 "node_modules/pkg" "dir with spaces" "ünïcode-dir"))
+      (make-directory d t))
+    (dolist (f '("a.txt" "a-b" "a/in-a" "A.TXT" "b c.txt" "new\nline.txt"
+                 "héllo wörld.txt" "日本語.el" ".hidden" ".hdir/x" ".git/HEAD"
+                 ".git/objects/ab" "x.o" "sub/g.o" "sub/a" "sub.txt"
+                 "sub/deep/f.el" "sub/deep/deeper/z" "sub/Deep/Y"
+                 "node_modules/pkg/index.js" "dir with spaces/new\nline too"
+                 "ünïcode-dir/ß" "foo.elc" ".#lock" "backup~"))
+      (write-region "x" nil f nil 'silent))
+    (make-symbolic-link "sub" "link-to-sub")
+    (make-symbolic-link "a.txt" "link-to-file")
+    (make-symbolic-link "nowhere" "dangling")
+    (make-symbolic-link "../a" "sub/up-link")))
+
+(defconst ftw-tests-regexps
+  '("" "\\.txt\\'" "a" "\\`[^.]" "e" "line")
+  "The REGEXPs tried.")
+
+(defun ftw-tests-compare (dir regexp include predicate follow)
+  "Check that ftw and the built-in function agree on these arguments.
+DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
+`directory-files-recursively'."
+  (let ((ours (ftw-directory-files-recursively dir regexp include predicate follow))
+        (theirs (directory-files-recursively dir regexp include predicate follow)))
+    (should (equal (list dir regexp include predicate follow ours)
+                   (list dir regexp include predicate follow theirs)))))
+
+(ert-deftest ftw-tests-program-works ()
+  "The binary under test is there and the wrapper runs it."
+  (ftw-tests-with-tree root
+    (should (ftw--executable))
+    (should (equal (car (ftw--run ftw-program (list "find" "-0" root))) 0))
+    (should (= (ftw-tests-calls) 1))))
+
+(ert-deftest ftw-tests-same-as-built-in ()
+  "Same list (order included) as `directory-files-recursively'."
+  (ftw-tests-with-tree root
+    (dolist (regexp ftw-tests-regexps)
+      (dolist (include '(nil t))
+        (dolist (follow '(nil t))
+          (dolist (predicate '(nil t))
+            (ftw-tests-compare root regexp include predicate follow)))))
+    ;; ftw did the listing (two walks per call), it was no fallback.
+    (should (= (ftw-tests-calls) (* 2 (length ftw-tests-regexps) 8)))))
+
+(ert-deftest ftw-tests-predicate ()
+  "A PREDICATE function decides which directories are entered."
+  (ftw-tests-with-tree root
+    (let* ((seen-ours (list nil)) (seen-theirs (list nil))
+           (pred (lambda (seen)
+                   (lambda (d) (push d (car seen))
+                     (not (string-match-p "/\\(deep\\|node_modules\\)\\'" d)))))
+           (ours (ftw-directory-files-recursively root "" t (funcall pred seen-ours)))
+           (theirs (directory-files-recursively root "" t (funcall pred seen-theirs))))
+      (should (equal ours theirs))
+      (should-not (member (concat root "sub/deep/f.el") ours))
+      (should (member (concat root "sub/deep") ours))
+      ;; Asked about the same directories (level by level, not depth first).
+      (should (car seen-ours))
+      (should (equal (sort (car seen-ours) #'string<) (sort (car seen-theirs) #'string<)))
+      (should (> (ftw-tests-calls) 0)))
+    (dolist (follow '(nil t))
+      (dolist (regexp ftw-tests-regexps)
+        (ftw-tests-compare root regexp t #'always follow)))))
+
+(ert-deftest ftw-tests-odd-names ()
+  "Names with a newline, spaces and UTF-8 come back exactly."
+  (ftw-tests-with-tree root
+    (let ((files (ftw-directory-files-recursively root "")))
+      (dolist (f '("new\nline.txt" "héllo wörld.txt" "日本語.el"
+                   "dir with spaces/new\nline too" "ünïcode-dir/ß" ".hidden"
+                   "link-to-file" "dangling"))
+        (should (member (concat root f) files)))
+      (should (multibyte-string-p (car (member (concat root "日本語.el") files))))
+      ;; A link to a directory is neither a file nor entered without FOLLOW.
+      (should-not (member (concat root "link-to-sub") files))
+      (should-not (member (concat root "link-to-sub/a") files))
+      (should (member (concat root "link-to-sub/a")
+                      (ftw-directory-files-recursively root "" nil nil t))))))
+
+(ert-deftest ftw-tests-dir-forms ()
+  "Relative DIR, a final slash, a subdirectory: names begin with DIR as given."
+  (ftw-tests-with-tree root
+    (let ((default-directory (file-name-directory (directory-file-name root)))
+          (rel (file-name-nondirectory (directory-file-name root))))
+      (dolist (dir (list rel (concat rel "/") (concat rel "/sub")
+                         (concat rel "/link-to-sub") (directory-file-name root)))
+        (ftw-tests-compare dir "" t nil nil))
+      (should (string-prefix-p (concat rel "/")
+                               (car (ftw-directory-files-recursively rel "")))))))
+
+(ert-deftest ftw-tests-errors-like-built-in ()
+  "A missing DIR, or a file, signals as the built-in function does."
+  (ftw-tests-with-tree root
+    (dolist (dir (list (concat root "missing") (concat root "a.txt")))
+      (should (equal (should-error (ftw-directory-files-recursively dir ""))
+                     (should-error (directory-files-recursively dir "")))))))
+
+(ert-deftest ftw-tests-fallback-without-ftw ()
+  "Without ftw, the built-in function gives the result."
+  (ftw-tests-with-tree root
+    (let ((ftw-program (concat root "no-such-ftw")))
+      (should-not (ftw--executable))
+      (should (equal (ftw-directory-files-recursively root "" t)
+                     (directory-files-recursively root "" t)))
+      (let ((files (project-files (cons 'ftw root))))
+        (should (member (concat root "new\nline.txt") files))
+        (should-not (member (concat root "x.o") files)))
+      (should (= (ftw-tests-calls) 0)))))
+
+(defun ftw-tests-find-listing (root)
+  "What project.el's own find-based listing gives for the ftw project at ROOT."
+  (let ((project (cons 'ftw root)))
+    (sort (project--files-in-directory root (ftw--ignores project root))
+          #'string<)))
+
+(ert-deftest ftw-tests-project-files ()
+  "An ftw project lists its files with ftw, leaving out the ignored ones."
+  (ftw-tests-with-tree root
+    (let* ((project (cons 'ftw root))
+           (files (project-files project)))
+      (should (> (ftw-tests-calls) 0))
+      (dolist (f '("a.txt" "new\nline.txt" "héllo wörld.txt" "sub/deep/f.el"
+                   ".hidden" "dir with spaces/new\nline too" "ünïcode-dir/ß"))
+        (should (member (concat root f) files)))
+      ;; vc-directory-exclusion-list, grep-find-ignored-files, and what is no file.
+      (dolist (f '(".git/HEAD" ".git/objects/ab" "x.o" "sub/g.o" "foo.elc" ".#lock"
+                   "backup~" "sub" "link-to-file" "dangling" "link-to-sub/a"))
+        (should-not (member (concat root f) files)))
+      (should (equal files (sort (copy-sequence files) #'string<)))
+      ;; The same as project.el's find-based listing with the same ignores.
+      (should (equal files (ftw-tests-find-listing root)))
+      ;; DIRS.
+      (should (equal (project-files project (list (concat root "sub")))
+                     (list (concat root "sub/Deep/Y") (concat root "sub/a")
+                           (concat root "sub/deep/deeper/z")
+                           (concat root "sub/deep/f.el")))))))
+
+(ert-deftest ftw-tests-project-ignores ()
+  "Rooted, directory and user patterns of `project-ignores' are honoured."
+  (ftw-tests-with-tree root
+    (let ((grep-find-ignored-files (list "*.el" (cons #'always "*.js")
+                                         (cons #'ignore "a-b")))
+          (vc-directory-exclusion-list '("deeper" ".git")))
+      (cl-letf (((symbol-function 'project-ignores)
+                 (lambda (_p _d)
+                   (append '("./sub/Deep/" "./a" "hdir")
+                           (mapcar (lambda (d) (concat d "/"))
+                                   vc-directory-exclusion-list)
+                           grep-find-ignored-files))))
+        (let ((files (project-files (cons 'ftw root))))
+          (should (member (concat root "a-b") files))
+          (should (member (concat root "a.txt") files))
+          (should (member (concat root ".hdir/x") files))
+          (dolist (f '("日本語.el" "sub/deep/f.el" "node_modules/pkg/index.js"
+                       "sub/Deep/Y" "a/in-a" "sub/deep/deeper/z" ".git/HEAD"))
+            (should-not (member (concat root f) files)))
+          (should (member (concat root "sub/a") files)))))))
+
+(ert-deftest ftw-tests-project-try ()
+  "The root is the nearest directory with a marker, or the directory."
+  (ftw-tests-with-tree root
+    (should (equal (ftw-project-try (concat root "sub/deep"))
+                   (cons 'ftw (concat root "sub/deep/"))))
+    (write-region "" nil (concat root "sub/.project") nil 'silent)
+    (should (equal (ftw-project-try (concat root "sub/deep/deeper"))
+                   (cons 'ftw (concat root "sub/"))))
+    (should (equal (project-root (ftw-project-try (concat root "sub")))
+                   (concat root "sub/")))
+    (let ((project-find-functions (list #'ignore)))
+      (ftw-project-mode 1)
+      (unwind-protect
+          (progn
+            (should (equal (car (last project-find-functions)) #'ftw-project-try))
+            (should (equal (project-current nil (concat root "sub/deep"))
+                           (cons 'ftw (concat root "sub/")))))
+        (ftw-project-mode -1))
+      (should-not (memq #'ftw-project-try project-find-functions)))))
+
+(ert-deftest ftw-tests-gitignore-option ()
+  "--ignore is passed only when asked for, and in a Git work tree."
+  (ftw-tests-with-tree root
+    (should-not (member "--ignore" (ftw--project-args root nil nil)))
+    (should (member "--ignore" (ftw--project-args root nil t)))
+    (let ((ftw-program (concat root "no-such-ftw")))
+      ;; Off by default: the VC backend lists VC projects.
+      (should-not ftw-project-use-for-vc)
+      (should-not ftw-use-gitignore))
+    (let ((ftw-use-gitignore t)
+          (args nil))
+      (cl-letf (((symbol-function 'ftw--run)
+                 (lambda (_program a &optional _stderr) (setq args a) (list 0))))
+        (project-files (cons 'ftw root))
+        (should (member "--ignore" args))
+        (project-files (cons 'ftw (concat root "sub/")))
+        (should (member "--ignore" args))
+        (let ((ftw-use-gitignore nil))
+          (project-files (cons 'ftw root))
+          (should-not (member "--ignore" args)))
+        (let ((ftw-project-use-for-vc t))
+          (setq args nil)
+          (project-files (cons 'vc root))
+          (should (member "--ignore" args)))))))
+
+(provide 'ftw-tests)
+
+;;; ftw-tests.el ends here

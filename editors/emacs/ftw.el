@@ -1,0 +1,398 @@
+;;; ftw.el --- List directory trees with ftw  -*- lexical-binding: t; -*-
+
+;; Author: the ftw authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: files, tools
+;; URL: https://github.com/ftw-rs/ftw
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; Front end for ftw (file tree walk), a fast `find' replacement.
+;;
+;; `ftw-directory-files-recursively' is a drop-in for
+;; `directory-files-recursively': same arguments, same result (the
+;; same names, in the same order), with the tree listed by
+;; "ftw find -0".  When ftw is missing, DIR is remote (or has another
+;; file name handler), or ftw reports an error that the built-in
+;; function would signal, it calls the built-in function.
+;;
+;; `ftw-project-mode' adds `ftw-project-try' to the end of
+;; `project-find-functions', so that a directory that is not under
+;; version control is a project of type (ftw . ROOT), whose
+;; `project-files' are listed by ftw, leaving out what
+;; `project-ignores' names (by default `vc-directory-exclusion-list'
+;; and `grep-find-ignored-files').  With `ftw-project-use-for-vc',
+;; VC projects are listed by ftw too.
+;;
+;;   (require 'ftw)
+;;   (ftw-project-mode 1)
+;;   (ftw-directory-files-recursively "~/src" "\\.el\\'")
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'project)
+
+(defvar grep-find-ignored-files)
+
+(defgroup ftw nil
+  "List directory trees with ftw, a fast `find' replacement."
+  :group 'files
+  :prefix "ftw-")
+
+(defcustom ftw-program "ftw"
+  "The ftw executable: an absolute file name, or a name to look up.
+A name is looked up in the variable `exec-path'.  When the
+executable cannot be found, the functions of this package fall
+back to the built-in ones."
+  :type 'string)
+
+(defcustom ftw-use-gitignore nil
+  "Non-nil means pass --ignore to ftw when listing a project in a Git work tree.
+ftw then leaves out what the .gitignore files (and the other Git
+exclusion files) ignore.  This needs an ftw that has the --ignore
+option; with one that does not, listing such a project fails."
+  :type 'boolean)
+
+(defcustom ftw-project-use-for-vc nil
+  "Non-nil means list the files of VC projects with ftw too.
+`project-files' of a (vc . ROOT) project then runs \"ftw find\"
+with --ignore (so that it leaves out what Git ignores, as
+\"git ls-files\" does) instead of the VC backend.  This needs an
+ftw that has the --ignore option."
+  :type 'boolean)
+
+(defcustom ftw-project-markers '(".ftwproject" ".project")
+  "Files whose presence marks the root of an ftw project.
+`ftw-project-try' looks for them in the directory and its parents;
+the nearest directory holding one is the project's root.  Without
+one, the directory itself is the root."
+  :type '(repeat string))
+
+(defconst ftw--batch 256
+  "How many directories one ftw process lists at most, level by level.")
+
+;;; Running ftw
+
+(defun ftw--executable ()
+  "The absolute name of the ftw executable, or nil if there is none."
+  (and (stringp ftw-program)
+       (not (string-empty-p ftw-program))
+       (let ((default-directory "/"))
+         (executable-find ftw-program))))
+
+(defun ftw--coding ()
+  "The coding system of file names."
+  (or file-name-coding-system default-file-name-coding-system))
+
+(defun ftw--encode (name)
+  "Encode the file NAME for a process argument."
+  (let ((coding (ftw--coding)))
+    (if (and coding (multibyte-string-p name))
+        (encode-coding-string name coding)
+      name)))
+
+(defun ftw--run (program args &optional stderr)
+  "Run PROGRAM with ARGS, and return (STATUS . NAMES).
+NAMES are the NUL-terminated names it printed, decoded with the
+coding system of file names.  Standard error goes to the file
+STDERR, or is discarded if STDERR is nil."
+  (with-temp-buffer
+    (set-buffer-multibyte nil)
+    (let* ((coding-system-for-read 'binary)
+           (coding-system-for-write 'binary)
+           (default-directory "/")
+           (status (apply #'call-process program nil (list t stderr) nil
+                          (mapcar #'ftw--encode args)))
+           (coding (ftw--coding))
+           (out (buffer-string)))
+      (cons status
+            (split-string (if coding (decode-coding-string out coding t) out)
+                          "\0" t)))))
+
+(defun ftw--local-directory-p (dir)
+  "Non-nil if DIR (absolute) is a local directory without a file name handler."
+  (and (not (file-remote-p dir))
+       (not (find-file-name-handler dir 'file-name-all-completions))))
+
+;;; ftw-directory-files-recursively
+
+(defun ftw--prefix (root)
+  "The prefix of the names ftw prints under ROOT (a directory file name)."
+  (if (string-suffix-p "/" root) root (concat root "/")))
+
+(defun ftw--walk (program root roots follow max-depth children)
+  "List ROOTS under ROOT with PROGRAM, filling the hash table CHILDREN.
+ROOT is the local absolute directory file name the walk starts
+from, ROOTS the directories (relative to it, \"\" for ROOT) to
+list.  FOLLOW non-nil follows symbolic links; MAX-DEPTH limits
+the depth if non-nil.  CHILDREN maps the relative name of each
+directory listed to its entries: names as
+`file-name-all-completions' gives them (a directory, or a link to
+one, with a slash at the end).  Return non-nil if ftw reported
+no error."
+  (let* ((prefix (ftw--prefix root))
+         (plen (length prefix))
+         (common (append '("find" "-0")
+                         (and follow '("-L"))
+                         (and max-depth (list "-d" (number-to-string max-depth)))))
+         (ok t))
+    (while roots
+      (let ((paths (mapcar (lambda (rel) (if (string-empty-p rel) root (concat prefix rel)))
+                           (seq-take roots ftw--batch))))
+        (setq roots (nthcdr ftw--batch roots))
+        ;; Two walks with disjoint types: what may be a directory (a
+        ;; directory, or a symbolic link, to be asked about), and the rest.
+        (dolist (kind '(("-t" "d" "-t" "l")
+                        ("-t" "f" "-t" "s" "-t" "p" "-t" "b" "-t" "c")))
+          (let* ((maybe-dir (equal (cadr kind) "d"))
+                 (res (ftw--run program (append common kind (cons "--" paths)))))
+            (unless (eq (car res) 0) (setq ok nil))
+            (dolist (path (cdr res))
+              (when (and (> (length path) plen) (string-prefix-p prefix path))
+                (let* ((slash (string-match "/[^/]*\\'" path plen))
+                       (parent (if slash (substring path plen slash) ""))
+                       (name (substring path (if slash (1+ slash) plen))))
+                  (when (and maybe-dir (file-directory-p path))
+                    (setq name (concat name "/")))
+                  (push name (gethash parent children)))))))))
+    ok))
+
+(defun ftw--assemble (children rel dir regexp include-directories)
+  "The result of `directory-files-recursively' for the directory REL.
+REL is relative to the walk's root, DIR is its name as the result
+gives it.  CHILDREN is the table that `ftw--walk' filled; REGEXP
+and INCLUDE-DIRECTORIES are as for `directory-files-recursively'.
+This follows the built-in function step by step: each directory's
+names sorted with `string<', the contents of each subdirectory,
+then the subdirectory itself, before the directory's files."
+  (let ((result nil)
+        (files nil))
+    (dolist (file (sort (gethash rel children) #'string<))
+      (if (directory-name-p file)
+          (let* ((leaf (substring file 0 (1- (length file))))
+                 (full-file (concat dir "/" leaf)))
+            (setq result
+                  (nconc result
+                         (ftw--assemble children
+                                        (if (string-empty-p rel) leaf
+                                          (concat rel "/" leaf))
+                                        full-file regexp include-directories)))
+            (when (and include-directories (string-match regexp leaf))
+              (setq result (nconc result (list full-file)))))
+        (when (string-match regexp file)
+          (push (concat dir "/" file) files))))
+    (nconc result (nreverse files))))
+
+(defun ftw--descend (program root children follow predicate given)
+  "Walk ROOT level by level with PROGRAM, asking PREDICATE about each directory.
+Fill CHILDREN as `ftw--walk' does.  FOLLOW non-nil follows symbolic
+links to directories.  GIVEN is the name of ROOT as the result
+gives it (PREDICATE is called with names made from it).  Return
+non-nil if ftw reported no error."
+  (let ((level '(""))
+        (prefix (ftw--prefix root))
+        (ok t))
+    (while level
+      (unless (ftw--walk program root level follow 1 children)
+        (setq ok nil))
+      (let ((next nil))
+        (dolist (rel level)
+          (dolist (file (sort (copy-sequence (gethash rel children)) #'string<))
+            (when (directory-name-p file)
+              (let* ((leaf (substring file 0 (1- (length file))))
+                     (sub (if (string-empty-p rel) leaf (concat rel "/" leaf))))
+                (when (and (or follow (not (file-symlink-p (concat prefix sub))))
+                           (funcall predicate (concat given "/" sub)))
+                  (push sub next))))))
+        (setq level (nreverse next))))
+    ok))
+
+;;;###autoload
+(defun ftw-directory-files-recursively (dir regexp &optional include-directories
+                                            predicate follow-symlinks)
+  "Return the files under DIR whose names match REGEXP, listed by ftw.
+A drop-in for `directory-files-recursively', which see for DIR,
+REGEXP, INCLUDE-DIRECTORIES, PREDICATE and FOLLOW-SYMLINKS: the
+result is the same list, in the same order (depth first: the
+contents of each subdirectory, then the subdirectory itself if
+INCLUDE-DIRECTORIES, before the files of the directory, each
+directory's names sorted with `string<'), and names begin with
+DIR as given (without its final slash).
+
+The tree is listed by \"ftw find -0\" (`ftw-program'); REGEXP is
+matched in Lisp against each name, as the built-in function does.
+When PREDICATE is a function, the tree is listed level by level,
+one ftw process per level (for up to `ftw--batch' directories),
+so that PREDICATE decides before a directory is opened; PREDICATE
+is then called with the same names as by the built-in function,
+but level by level rather than depth first.
+
+The built-in function is called instead when ftw cannot be found,
+when DIR is not a readable local directory (it signals the same
+error) or has a file name handler (such as a remote one), and when
+ftw reports an error (such as an unreadable subdirectory),
+unless PREDICATE is t (then, as for the built-in function, what cannot be
+read is left out)."
+  (let* ((program (ftw--executable))
+         (given (directory-file-name dir))
+         (root (directory-file-name (expand-file-name dir))))
+    (if (not (and program
+                  (ftw--local-directory-p root)
+                  (file-directory-p root)
+                  (file-readable-p root)
+                  (file-executable-p root)))
+        (directory-files-recursively dir regexp include-directories predicate
+                                     follow-symlinks)
+      (let* ((children (make-hash-table :test #'equal))
+             ;; Fewer collections while the many names are made.
+             (gc-cons-threshold (max gc-cons-threshold (* 64 1024 1024)))
+             (ok (if (functionp predicate)
+                     (ftw--descend program root children follow-symlinks
+                                   predicate given)
+                   (ftw--walk program root '("") follow-symlinks nil children))))
+        (if (or ok (eq predicate t))
+            (ftw--assemble children "" given regexp include-directories)
+          (directory-files-recursively dir regexp include-directories predicate
+                                       follow-symlinks))))))
+
+;;; project.el backend
+
+;;;###autoload
+(defun ftw-project-try (dir)
+  "Return an ftw project for DIR, for `project-find-functions'.
+Its root is the nearest directory, DIR or one of its parents, that
+holds one of `ftw-project-markers', or else DIR itself.  The value
+is (ftw . ROOT), ROOT an absolute directory name."
+  (let* ((dir (expand-file-name dir))
+         (root (or (cl-some (lambda (m) (locate-dominating-file dir m))
+                            ftw-project-markers)
+                   dir)))
+    (cons 'ftw (file-name-as-directory (expand-file-name root)))))
+
+(cl-defmethod project-root ((project (head ftw)))
+  "The root directory of the ftw PROJECT."
+  (cdr project))
+
+(defun ftw--glob-quote (string)
+  "Quote the glob characters in STRING with backslashes."
+  (replace-regexp-in-string "[][*?{}\\\\]" "\\\\\\&" string))
+
+(defun ftw--exclude-globs (patterns root)
+  "Return the exclusion globs for ftw that stand for PATTERNS.
+PATTERNS are as `project-ignores' returns them.  A pattern
+starting with \"./\" is rooted at ROOT, the local directory file
+name given to ftw; one ending with a slash is for directories, but
+ftw applies it to files too."
+  (delq nil
+        (mapcar (lambda (p)
+                  (let ((p (string-trim-right p "/+")))
+                    (cond ((string-empty-p p) nil)
+                          ((string-prefix-p "./" p)
+                           (concat (ftw--glob-quote (ftw--prefix root))
+                                   (substring p 2)))
+                          (t p))))
+                patterns)))
+
+(defun ftw--ignores (project dir)
+  "The patterns to leave out of DIR in PROJECT, for `project-ignores'.
+The entries of `grep-find-ignored-files' that are (CONDITION . PATTERN)
+are turned into PATTERN when CONDITION, called with DIR, returns
+non-nil."
+  (delq nil
+        (mapcar (lambda (p)
+                  (cond ((stringp p) p)
+                        ((and (consp p) (functionp (car p)) (stringp (cdr p))
+                              (funcall (car p) dir))
+                         (cdr p))))
+                (project-ignores project dir))))
+
+(defun ftw--git-work-tree-p (dir)
+  "Non-nil if DIR is in a Git work tree."
+  (locate-dominating-file dir ".git"))
+
+(defun ftw--project-args (root ignores gitignore)
+  "The arguments of ftw to list the files under ROOT.
+ROOT is a local directory file name, IGNORES the patterns of
+`project-ignores'; GITIGNORE non-nil adds --ignore."
+  (append '("find" "-0" "-t" "f")
+          (and gitignore '("--ignore"))
+          (mapcan (lambda (g) (list "-E" g)) (ftw--exclude-globs ignores root))
+          (list "--" root)))
+
+(defun ftw--project-files (project dirs gitignore)
+  "List the files of PROJECT in DIRS with ftw, or return `fallback'.
+DIRS defaults to the root of PROJECT.  GITIGNORE is t to pass
+--ignore, `auto' to pass it in a Git work tree if
+`ftw-use-gitignore' says so.  Return `fallback' when ftw cannot be
+found or a directory is remote."
+  (let ((program (ftw--executable))
+        (dirs (or dirs (list (project-root project)))))
+    (if (not (and program
+                  (cl-every (lambda (d) (ftw--local-directory-p (expand-file-name d)))
+                            dirs)))
+        'fallback
+      (mapcan
+       (lambda (dir)
+         (let* ((root (directory-file-name (expand-file-name dir)))
+                (args (ftw--project-args
+                       root (ftw--ignores project dir)
+                       (if (eq gitignore 'auto)
+                           (and ftw-use-gitignore (ftw--git-work-tree-p root) t)
+                         gitignore)))
+                (errors (make-temp-file "ftw-errors"))
+                res)
+           (unwind-protect
+               (progn
+                 (setq res (ftw--run program args errors))
+                 (unless (memq (car res) '(0 1))
+                   (error "Listing with ftw failed (%s): %s" (car res)
+                          (with-temp-buffer
+                            (insert-file-contents errors)
+                            (string-trim (buffer-string)))))
+                 (when (eq (car res) 1)
+                   (with-temp-buffer
+                     (insert-file-contents errors)
+                     (message "Errors from ftw listing %s: %s" dir
+                              (car (split-string (buffer-string) "\n" t))))))
+             (delete-file errors))
+           (sort (cdr res) #'string<)))
+       dirs))))
+
+(cl-defmethod project-files ((project (head ftw)) &optional dirs)
+  "The files of the ftw PROJECT in DIRS (or its root), listed by ftw.
+What `project-ignores' returns is left out (names with
+\"ftw find -E\"); in a Git work tree, what Git ignores too if
+`ftw-use-gitignore' is non-nil.  Without ftw, or for remote
+directories, the generic implementation lists the files."
+  (let ((files (ftw--project-files project dirs 'auto)))
+    (if (eq files 'fallback) (cl-call-next-method) files)))
+
+(cl-defmethod project-files :around ((project (head vc)) &optional dirs)
+  "List the files of the VC PROJECT in DIRS with ftw if `ftw-project-use-for-vc'.
+ftw is then given --ignore, which it needs to have; otherwise the
+VC backend lists the files."
+  (let ((files (if ftw-project-use-for-vc
+                   (ftw--project-files project dirs t)
+                 'fallback)))
+    (if (eq files 'fallback) (cl-call-next-method) files)))
+
+;;;###autoload
+(define-minor-mode ftw-project-mode
+  "Make the directories that are not in another project ftw projects.
+This adds `ftw-project-try' to the end of `project-find-functions',
+so that `project-current' finds a project of type (ftw . ROOT)
+where no VC project is, whose `project-files' ftw lists."
+  :global t
+  :group 'ftw
+  (if ftw-project-mode
+      (add-hook 'project-find-functions #'ftw-project-try 90)
+    (remove-hook 'project-find-functions #'ftw-project-try)))
+
+(provide 'ftw)
+
+;;; ftw.el ends here
