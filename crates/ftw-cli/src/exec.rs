@@ -2,7 +2,8 @@
 //! command's output kept together), or for as many at once as the argument list holds.
 
 use crate::report;
-use crate::select::Select;
+use crate::select::{Select, visit_parallel, visit_serial};
+use ftw::filter::Ignore;
 use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder};
 use std::ffi::OsString;
 use std::io::Write;
@@ -246,13 +247,19 @@ impl Outcome {
 
 /// A command per entry: in walk order one at a time (serial or sorted walks), else on
 /// each worker, output captured and written whole.
-pub fn each(b: WalkBuilder, select: &Select, t: &Template, serial: bool) -> (bool, bool) {
+pub fn each(
+    b: WalkBuilder,
+    select: &Select,
+    ignore: Option<&Ignore>,
+    t: &Template,
+    serial: bool,
+) -> (bool, bool) {
     let outcome = Outcome::new();
     let errors = AtomicBool::new(false);
     if serial {
         let mut path = Vec::new();
         let mut scratch = Vec::new();
-        b.build().visit(|item| {
+        visit_serial(&mut b.build(), ignore, |item| {
             let Some(e) = matched(item, select, &mut scratch, &errors) else {
                 return Control::Continue;
             };
@@ -283,7 +290,7 @@ pub fn each(b: WalkBuilder, select: &Select, t: &Template, serial: bool) -> (boo
                 control
             }
         }
-        b.build_parallel().visit(|| Each {
+        visit_parallel(b.build_parallel(), ignore, || Each {
             select,
             t,
             outcome: &outcome,
@@ -317,7 +324,13 @@ fn matched<'e, 'a>(
 
 /// The command on the paths found, in as few runs as the argument list's limit allows
 /// (the environment counted), in walk order.
-pub fn batch(b: WalkBuilder, select: &Select, t: &Template, serial: bool) -> (bool, bool) {
+pub fn batch(
+    b: WalkBuilder,
+    select: &Select,
+    ignore: Option<&Ignore>,
+    t: &Template,
+    serial: bool,
+) -> (bool, bool) {
     let errors = AtomicBool::new(false);
     let paths = Mutex::new(Vec::<Vec<u8>>::new());
     let collect = |item: Result<&Entry<'_>, ftw::walk::Error>, scratch: &mut Vec<u8>| {
@@ -329,10 +342,11 @@ pub fn batch(b: WalkBuilder, select: &Select, t: &Template, serial: bool) -> (bo
     };
     if serial {
         let mut scratch = Vec::new();
-        b.build()
-            .visit(|item| collect(item, &mut scratch).unwrap_or(Control::Continue));
+        visit_serial(&mut b.build(), ignore, |item| {
+            collect(item, &mut scratch).unwrap_or(Control::Continue)
+        });
     } else {
-        b.build_parallel().visit(|| {
+        visit_parallel(b.build_parallel(), ignore, || {
             let mut scratch = Vec::new();
             move |item: Result<&Entry<'_>, ftw::walk::Error>| {
                 collect(item, &mut scratch).unwrap_or(Control::Continue)

@@ -5,6 +5,7 @@ use crate::output::{Age, Closed, LATENCY, Output};
 use crate::select::{FilterArgs, Select};
 use crate::{report, warn};
 use clap::Args;
+use ftw::filter::Ignore;
 use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -119,6 +120,8 @@ pub fn run(args: FindArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let ignore = args.filters.ignore();
+    let ignore = ignore.as_ref();
     let format = match (&args.format, args.long) {
         (Some(t), _) => match Format::parse(t) {
             Ok(f) => Some(f),
@@ -181,9 +184,9 @@ pub fn run(args: FindArgs) -> ExitCode {
             }
         };
         let (failed_cmd, failed_walk) = if batch {
-            crate::exec::batch(b, &select, &template, serial)
+            crate::exec::batch(b, &select, ignore, &template, serial)
         } else {
-            crate::exec::each(b, &select, &template, serial)
+            crate::exec::each(b, &select, ignore, &template, serial)
         };
         return if failed_cmd || failed_walk {
             ExitCode::from(1)
@@ -204,9 +207,9 @@ pub fn run(args: FindArgs) -> ExitCode {
     let limit = args.max_results.unwrap_or(u64::MAX);
     let failed = AtomicBool::new(false);
     let closed = if serial {
-        self::serial(b, &select, &mut out, &out_fmt, limit, &failed)
+        self::serial(b, &select, ignore, &mut out, &out_fmt, limit, &failed)
     } else {
-        parallel(b, &select, &mut out, &out_fmt, limit, &failed)
+        parallel(b, &select, ignore, &mut out, &out_fmt, limit, &failed)
     };
     let closed = closed.or_else(|| out.flush().err());
     match closed {
@@ -265,6 +268,7 @@ pub(crate) fn report_error(err: &ftw::walk::Error, failed: &AtomicBool) {
 fn serial(
     b: WalkBuilder,
     select: &Select,
+    ignore: Option<&Ignore>,
     out: &mut Output,
     records: &Records<'_>,
     limit: u64,
@@ -277,7 +281,7 @@ fn serial(
     }
     let mut walk = b.build();
     let mut scratch = Vec::new();
-    walk.visit(|item| match item {
+    crate::select::visit_serial(&mut walk, ignore, |item| match item {
         Ok(entry) => {
             let (print, control) = select.decide(entry, &mut scratch);
             if !print {
@@ -433,6 +437,7 @@ fn write_batches(rx: &Receiver<Vec<u8>>, out: &mut Output) -> Option<Closed> {
 fn parallel(
     b: WalkBuilder,
     select: &Select,
+    ignore: Option<&Ignore>,
     out: &mut Output,
     records: &Records<'_>,
     limit: u64,
@@ -508,7 +513,7 @@ fn parallel(
         let write_here: &(dyn Fn(Vec<u8>) -> bool + Sync) = &write_here;
         let walk = b.build_parallel();
         let (stop, issued) = (&stop, &issued);
-        let stats = walk.visit(move || Batcher {
+        let stats = crate::select::visit_parallel(walk, ignore, move || Batcher {
             buf: Vec::with_capacity(size + 4096),
             size,
             age: Age::default(),

@@ -3,8 +3,15 @@
 //! the library's [`Filter`] and [`Excludes`].
 
 use clap::Args;
-use ftw::filter::{Case, Excludes, Filter, PatternKind, Patterns, SizeLimit, Time, Types};
-use ftw::walk::{Control, Entry};
+use ftw::filter::{
+    Case, Excludes, Filter, Ignore, IgnoreOptions, PatternKind, Patterns, Rules, SizeLimit, Time,
+    Types,
+};
+use ftw::walk::pool::PoolStats;
+use ftw::walk::{Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The filter options, shared by the commands that list.
 #[derive(Args, Clone, Debug, Default)]
@@ -75,6 +82,25 @@ pub struct FilterArgs {
     /// with '/' the end of the path ('src/gen'). Several: any of them.
     #[arg(short = 'E', long = "exclude", value_name = "GLOB")]
     excludes: Vec<String>,
+
+    /// Honour ignore files with git's rules: .gitignore (inside a git work tree), the
+    /// work tree's .git/info/exclude, git's global excludes file, .ignore and
+    /// .ftwignore; '.git' itself is left out. Ignored directories are not opened.
+    #[arg(long = "ignore")]
+    ignore: bool,
+
+    /// With --ignore, honour .gitignore files outside git work trees too.
+    #[arg(long = "no-require-git")]
+    no_require_git: bool,
+
+    /// Leave out names that start with a dot (and all below such directories).
+    #[arg(long = "no-hidden")]
+    no_hidden: bool,
+
+    /// Also honour FILE, in gitignore syntax, relative to each PATH (with or without
+    /// --ignore).
+    #[arg(long = "ignore-file", value_name = "FILE")]
+    ignore_files: Vec<PathBuf>,
 }
 
 fn check_type(s: &str) -> Result<String, String> {
@@ -167,5 +193,83 @@ impl FilterArgs {
             },
             excludes,
         ))
+    }
+
+    /// The ignore rules asked for, if any.
+    pub fn ignore(&self) -> Option<Ignore> {
+        if !self.ignore && !self.no_hidden && self.ignore_files.is_empty() {
+            return None;
+        }
+        let mut opts = IgnoreOptions::default()
+            .ignore_files(self.ignore)
+            .require_git(!self.no_require_git)
+            .hidden(!self.no_hidden);
+        for f in &self.ignore_files {
+            opts = opts.ignore_file(f.clone());
+        }
+        Some(Ignore::new(opts))
+    }
+}
+
+/// A visitor of entries with ignore rules in front: ignored entries are not seen, and
+/// ignored directories not opened.
+struct WithIgnore<'a, V> {
+    inner: V,
+    ignore: &'a Ignore,
+    scratch: Vec<u8>,
+}
+
+impl<V: ParallelVisitor> Visitor for WithIgnore<'_, V> {
+    type State = Arc<Rules>;
+
+    fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&Arc<Rules>>) -> Arc<Rules> {
+        self.ignore.enter(d, parent, &mut |e| {
+            crate::report(
+                e.path.as_os_str().as_bytes(),
+                &format!("ignore file: {}", e.reason),
+            )
+        })
+    }
+
+    fn entry(&mut self, item: Result<&Entry<'_>, Error>, dir: Option<&Arc<Rules>>) -> Control {
+        if let (Ok(e), Some(rules)) = (&item, dir) {
+            if self.ignore.is_ignored(rules, e, &mut self.scratch) {
+                return Control::Skip;
+            }
+        }
+        self.inner.visit(item)
+    }
+
+    fn leave(&mut self, _: &DirEvent<'_>, _: Arc<Rules>, _: Option<&Arc<Rules>>) {}
+}
+
+/// Runs a serial (or sorted) walk through `ignore`'s rules, if any.
+pub fn visit_serial<F>(walk: &mut Walk, ignore: Option<&Ignore>, f: F)
+where
+    F: FnMut(Result<&Entry<'_>, Error>) -> Control + Send,
+{
+    match ignore {
+        None => walk.visit(f),
+        Some(ignore) => walk.visit_events(&mut WithIgnore {
+            inner: f,
+            ignore,
+            scratch: Vec::new(),
+        }),
+    }
+}
+
+/// Runs a parallel walk through `ignore`'s rules, if any.
+pub fn visit_parallel<V, M>(walk: ParallelWalk, ignore: Option<&Ignore>, make: M) -> PoolStats
+where
+    V: ParallelVisitor,
+    M: Fn() -> V + Sync,
+{
+    match ignore {
+        None => walk.visit(make),
+        Some(ignore) => walk.visit_events(|| WithIgnore {
+            inner: make(),
+            ignore,
+            scratch: Vec::new(),
+        }),
     }
 }

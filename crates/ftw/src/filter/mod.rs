@@ -33,10 +33,12 @@
 //! ```
 
 mod exclude;
+mod ignores;
 mod pattern;
 mod spec;
 
 pub use exclude::Excludes;
+pub use ignores::{Ignore, IgnoreError, IgnoreOptions, Rules};
 pub use pattern::{Case, PatternError, PatternKind, Patterns};
 pub use spec::{SizeLimit, Time, parse_time};
 

@@ -79,6 +79,21 @@ impl Dir {
         Ok(Dir { fd })
     }
 
+    /// Reads the whole regular file `name` of this directory (a symbolic link there is
+    /// not followed).
+    pub fn read_file_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
+        let fd = rfs::openat(
+            &self.fd,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(cvt)?;
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut std::fs::File::from(fd), &mut out)?;
+        Ok(out)
+    }
+
     /// A second handle to the same open directory (`dup`).
     pub fn try_clone(&self) -> io::Result<Dir> {
         let fd = rustix::io::fcntl_dupfd_cloexec(&self.fd, 0).map_err(cvt)?;

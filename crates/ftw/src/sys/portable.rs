@@ -231,6 +231,15 @@ impl Dir {
         fs::remove_dir(self.path.join(name_path(name)))
     }
 
+    /// Reads the whole regular file `name` of this directory.
+    pub fn read_file_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
+        let path = self.path.join(name_path(name));
+        if fs::symlink_metadata(&path)?.file_type().is_symlink() {
+            return Err(io::Error::other("a symbolic link"));
+        }
+        fs::read(path)
+    }
+
     /// The target of the symbolic link `name` of this directory, as bytes.
     pub fn read_link_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         let target = fs::read_link(self.path.join(name_path(name)))?;

@@ -2,6 +2,7 @@
 //! handle open, its listing read) and *left* (after all of its descendants), with a
 //! state of its own per directory.
 
+use super::listing::Listing;
 use super::{Control, Entry, Error};
 use crate::sys::Dir;
 use std::ffi::CStr;
@@ -92,6 +93,8 @@ pub struct DirEvent<'a> {
     pub(crate) depth: usize,
     pub(crate) dir: Option<&'a Dir>,
     pub(crate) parent: Option<&'a Dir>,
+    /// On entering: the directory's listing, just read.
+    pub(crate) listing: Option<&'a Listing>,
 }
 
 impl<'a> DirEvent<'a> {
@@ -120,6 +123,13 @@ impl<'a> DirEvent<'a> {
     /// checked if it had to be closed; otherwise given where it happens to be open.
     pub fn dir(&self) -> Option<&'a Dir> {
         self.dir
+    }
+
+    /// On entering, whether the directory holds an entry named `name`, from the listing
+    /// just read (no system call: a visitor looks for a file it would otherwise try to
+    /// open in every directory); `None` on leaving.
+    pub fn has_entry(&self, name: &[u8]) -> Option<bool> {
+        self.listing.map(|l| l.contains(name))
     }
 
     /// The parent directory's handle; `None` for a root. On leaving, on the same terms

@@ -190,6 +190,11 @@ impl Listing {
     }
 
     /// The name of `item`, without its NUL.
+    /// Whether an entry is named `name`.
+    pub(crate) fn contains(&self, name: &[u8]) -> bool {
+        self.items.iter().any(|i| self.name(i) == name)
+    }
+
     pub(crate) fn name(&self, item: &Item) -> &[u8] {
         &self.names[item.start as usize..(item.start + item.len) as usize]
     }

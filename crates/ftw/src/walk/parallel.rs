@@ -580,6 +580,7 @@ fn run_job<V>(
         depth: own_depth,
         dir: Some(dir_ref),
         parent: parent.0.as_deref().and_then(|p| p.dir()),
+        listing: Some(&state.list),
     };
     let dir_state = state.visitor.enter(&event, parent_state);
     ctx.live(own_id.filter(|_| opts.follow_links), true);
@@ -810,6 +811,7 @@ fn leave<V: Visitor>(
         depth,
         dir: handle.as_ref().map(|p| &p.handle.dir).or(own.as_ref()),
         parent: parent.and_then(|p| p.dir()).or(up.as_ref()),
+        listing: None,
     };
     state
         .visitor

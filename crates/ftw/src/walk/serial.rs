@@ -328,6 +328,7 @@ impl Walk {
             depth: top.depth,
             dir: top.dir.as_ref(),
             parent: parent.and_then(|p| p.dir.as_ref()),
+            listing: Some(&top.list),
         }
     }
 
@@ -340,6 +341,7 @@ impl Walk {
             depth: frame.depth,
             dir: frame.dir.as_ref(),
             parent: parent.and_then(|p| p.dir.as_ref()),
+            listing: None,
         }
     }
 

@@ -1,0 +1,408 @@
+//! Ignore files with git's semantics, compiled once per directory as the walk enters it
+//! and shared with everything below it.
+//!
+//! Which files count, highest precedence first, in each directory: `.ftwignore`,
+//! `.ignore`, and inside a git work tree `.gitignore`; a deeper directory's rules come
+//! before its parent's. Then, for a work tree, the `.gitignore` files of the
+//! directories between its top and the walk's root, `.git/info/exclude`, and git's
+//! global excludes file (`core.excludesFile`); last, files given by the caller
+//! ([`IgnoreOptions::ignore_file`]), relative to the roots. Whether a directory holds
+//! an ignore file is read from its listing, so a directory without any costs nothing.
+
+use crate::sys::Dir;
+use crate::walk::{DirEvent, Entry};
+use ::ignore::Match;
+use ::ignore::gitignore::{Gitignore, GitignoreBuilder};
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What an [`Ignore`] honours.
+#[derive(Clone, Debug)]
+pub struct IgnoreOptions {
+    files: bool,
+    require_git: bool,
+    hidden: bool,
+    extra: Vec<PathBuf>,
+}
+
+impl Default for IgnoreOptions {
+    fn default() -> IgnoreOptions {
+        IgnoreOptions {
+            files: true,
+            require_git: true,
+            hidden: true,
+            extra: Vec::new(),
+        }
+    }
+}
+
+impl IgnoreOptions {
+    /// Honour ignore files found in the tree (`.gitignore`, `.ignore`, `.ftwignore`) and
+    /// git's own (on by default).
+    pub fn ignore_files(mut self, yes: bool) -> Self {
+        self.files = yes;
+        self
+    }
+
+    /// Use `.gitignore` files only inside a git work tree (on by default, as git).
+    pub fn require_git(mut self, yes: bool) -> Self {
+        self.require_git = yes;
+        self
+    }
+
+    /// Keep names that start with a dot (on by default); off, they are ignored.
+    pub fn hidden(mut self, yes: bool) -> Self {
+        self.hidden = yes;
+        self
+    }
+
+    /// Also honour `path`, a file in gitignore syntax, relative to each root.
+    pub fn ignore_file(mut self, path: PathBuf) -> Self {
+        self.extra.push(path);
+        self
+    }
+}
+
+/// A problem with an ignore file: its path and what is wrong (the walk goes on).
+#[derive(Debug, Clone)]
+pub struct IgnoreError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Ignore rules for walks: see the [module](self).
+///
+/// ```
+/// use ftw::filter::{Ignore, IgnoreOptions};
+/// use ftw::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder};
+/// use std::sync::Arc;
+///
+/// struct List<'a> {
+///     ignore: &'a Ignore,
+///     found: Vec<Vec<u8>>,
+///     scratch: Vec<u8>,
+/// }
+/// impl Visitor for List<'_> {
+///     type State = Arc<ftw::filter::Rules>;
+///     fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&Self::State>) -> Self::State {
+///         self.ignore.enter(d, parent, &mut |e| eprintln!("{e:?}"))
+///     }
+///     fn entry(&mut self, item: Result<&Entry<'_>, Error>, dir: Option<&Self::State>) -> Control {
+///         let e = item.unwrap();
+///         if let Some(rules) = dir {
+///             if self.ignore.is_ignored(rules, e, &mut self.scratch) {
+///                 return Control::Skip; // an ignored directory is not opened
+///             }
+///         }
+///         self.found.push(e.name().to_vec());
+///         Control::Continue
+///     }
+///     fn leave(&mut self, _: &DirEvent<'_>, _: Self::State, _: Option<&Self::State>) {}
+/// }
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::write(tmp.path().join(".ignore"), "*.log\nbuild/\n")?;
+/// std::fs::create_dir(tmp.path().join("build"))?;
+/// std::fs::write(tmp.path().join("build/out"), "")?;
+/// std::fs::write(tmp.path().join("a.log"), "")?;
+/// std::fs::write(tmp.path().join("main.c"), "")?;
+/// let ignore = Ignore::new(IgnoreOptions::default());
+/// let mut v = List { ignore: &ignore, found: Vec::new(), scratch: Vec::new() };
+/// WalkBuilder::new(tmp.path()).min_depth(1).build().visit_events(&mut v);
+/// v.found.sort();
+/// assert_eq!(v.found, vec![b".ignore".to_vec(), b"main.c".to_vec()]);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Ignore {
+    opts: IgnoreOptions,
+    global: Option<Gitignore>,
+}
+
+/// A directory's rules, and through its parent those of its ancestors: made by
+/// [`Ignore::enter`], shared by the walk below the directory.
+#[derive(Debug)]
+pub struct Rules {
+    parent: Option<Arc<Rules>>,
+    /// This directory's matchers, highest precedence first.
+    own: Vec<Gitignore>,
+    /// Where an entry's name starts in its path, for entries of this directory
+    /// (the directory's path and its slash).
+    rel_start: usize,
+    /// The work tree's rules above the walk's root, if the root is in one.
+    tree: Option<Arc<Tree>>,
+    /// Whether `.gitignore` files count here.
+    git: bool,
+    /// Whether any matcher is in the chain (else only the hidden rule applies).
+    any: bool,
+}
+
+/// What holds for a whole root: the rules from above it (a work tree's top down to the
+/// root's parent, `info/exclude`, the caller's files), each with the path of the root
+/// relative to where the rules apply.
+#[derive(Debug, Default)]
+struct Tree {
+    /// Matchers with the prefix that makes a path below the root relative to them,
+    /// deepest first.
+    above: Vec<(Gitignore, Vec<u8>)>,
+    /// Where paths below the root start in an entry's path.
+    root_rel_start: usize,
+}
+
+impl Ignore {
+    /// Rules for walks, with git's global excludes file read now.
+    pub fn new(opts: IgnoreOptions) -> Ignore {
+        let global = if opts.files {
+            ::ignore::gitignore::gitconfig_excludes_path()
+                .filter(|p| p.is_file())
+                .and_then(|p| compile_path(&p).ok())
+        } else {
+            None
+        };
+        Ignore { opts, global }
+    }
+
+    /// The rules of the directory being entered: its parent's (`None` for a root, whose
+    /// surroundings are then looked at: a git work tree above it, the caller's files),
+    /// and its own ignore files. `errors` is told of ignore files that cannot be read.
+    pub fn enter(
+        &self,
+        d: &DirEvent<'_>,
+        parent: Option<&Arc<Rules>>,
+        errors: &mut dyn FnMut(IgnoreError),
+    ) -> Arc<Rules> {
+        let path = d.path();
+        let rel_start = path.len() + usize::from(!path.ends_with(b"/"));
+        let (tree, mut git) = match parent {
+            Some(p) => (p.tree.clone(), p.git),
+            None => {
+                let (tree, git) = self.root_tree(path, rel_start, errors);
+                (Some(Arc::new(tree)), git)
+            }
+        };
+        // A work tree's top (or a nested one) turns .gitignore files on below it.
+        if self.opts.files && !git && d.has_entry(b".git") == Some(true) {
+            git = true;
+        }
+        if !self.opts.require_git {
+            git = true;
+        }
+        let mut own = Vec::new();
+        if self.opts.files {
+            let names: [(&CStr, bool); 3] = [
+                (c".ftwignore", true),
+                (c".ignore", true),
+                (c".gitignore", git),
+            ];
+            for (name, wanted) in names {
+                if !wanted || d.has_entry(name.to_bytes()) == Some(false) {
+                    continue;
+                }
+                let Some(dir) = d.dir() else { continue };
+                match compile_at(dir, name) {
+                    Ok(Some(g)) => own.push(g),
+                    Ok(None) => {}
+                    Err(reason) => errors(IgnoreError {
+                        path: crate::walk::bytes_to_path([path, b"/", name.to_bytes()].concat()),
+                        reason,
+                    }),
+                }
+            }
+        }
+        let any = !own.is_empty()
+            || parent.is_some_and(|p| p.any)
+            || tree.as_ref().is_some_and(|t| !t.above.is_empty())
+            || self.global.is_some() && git;
+        Arc::new(Rules {
+            parent: parent.cloned(),
+            own,
+            rel_start,
+            tree,
+            git,
+            any,
+        })
+    }
+
+    /// The rules from above a root: the work tree holding it (its `.gitignore`,
+    /// `.ignore` and `.ftwignore` files down to the root's parent, and
+    /// `.git/info/exclude`), then the caller's files.
+    fn root_tree(
+        &self,
+        root: &[u8],
+        rel_start: usize,
+        errors: &mut dyn FnMut(IgnoreError),
+    ) -> (Tree, bool) {
+        let mut tree = Tree {
+            above: Vec::new(),
+            root_rel_start: rel_start,
+        };
+        let mut git = false;
+        let root_path = crate::walk::bytes_to_path(root.to_vec());
+        if self.opts.files {
+            if let Some((top, chain)) = work_tree(&root_path) {
+                git = true;
+                // `chain`: the root's ancestors up to the top, nearest first, each with
+                // the root's path relative to it.
+                for (dir, prefix) in chain {
+                    for name in [".ftwignore", ".ignore", ".gitignore"] {
+                        let file = dir.join(name);
+                        if file.is_file() {
+                            match compile_path(&file) {
+                                Ok(g) => tree.above.push((g, prefix.clone())),
+                                Err(reason) => errors(IgnoreError { path: file, reason }),
+                            }
+                        }
+                    }
+                }
+                let exclude = top.join(".git/info/exclude");
+                if exclude.is_file() {
+                    if let Ok(g) = compile_path(&exclude) {
+                        let prefix = relative_prefix(&top, &root_path).unwrap_or_default();
+                        tree.above.push((g, prefix));
+                    }
+                }
+            }
+        }
+        for file in &self.opts.extra {
+            match compile_path(file) {
+                Ok(g) => tree.above.push((g, Vec::new())),
+                Err(reason) => errors(IgnoreError {
+                    path: file.clone(),
+                    reason,
+                }),
+            }
+        }
+        (tree, git)
+    }
+
+    /// Whether `e`, an entry of the directory whose rules are `rules`, is ignored (an
+    /// ignored directory is then best not opened). `scratch` holds the entry's path.
+    pub fn is_ignored(&self, rules: &Rules, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        let name = e.name();
+        if !self.opts.hidden && name.first() == Some(&b'.') {
+            return true;
+        }
+        if rules.git && self.opts.files && name == b".git" {
+            return true;
+        }
+        if !rules.any {
+            return false;
+        }
+        scratch.clear();
+        e.write_path(scratch);
+        let is_dir = e.is_dir();
+        let mut r = Some(rules);
+        while let Some(level) = r {
+            let rel = as_path(&scratch[level.rel_start.min(scratch.len())..]);
+            for g in &level.own {
+                match g.matched(rel, is_dir) {
+                    Match::Ignore(_) => return true,
+                    Match::Whitelist(_) => return false,
+                    Match::None => {}
+                }
+            }
+            r = level.parent.as_deref();
+        }
+        let Some(tree) = &rules.tree else {
+            return false;
+        };
+        let below_root = &scratch[tree.root_rel_start.min(scratch.len())..];
+        let mut joined = Vec::new();
+        for (g, prefix) in &tree.above {
+            joined.clear();
+            joined.extend_from_slice(prefix);
+            joined.extend_from_slice(below_root);
+            match g.matched(as_path(&joined), is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => {}
+            }
+        }
+        if let (Some(g), true) = (&self.global, rules.git) {
+            if g.matched(as_path(below_root), is_dir).is_ignore() {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The git work tree holding `root`, if any: its top, and the root's ancestors up to
+/// the top (nearest first) with the root's path relative to each (ending in `/`). The
+/// search stops below `GIT_CEILING_DIRECTORIES`.
+fn work_tree(root: &Path) -> Option<(PathBuf, Vec<(PathBuf, Vec<u8>)>)> {
+    let root = std::fs::canonicalize(root).ok()?;
+    let ceilings: Vec<PathBuf> = std::env::var_os("GIT_CEILING_DIRECTORIES")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| p.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut dir = root.clone();
+    let mut chain = Vec::new();
+    loop {
+        if dir.join(".git").exists() {
+            return Some((dir, chain));
+        }
+        let parent = dir.parent()?.to_path_buf();
+        if ceilings.iter().any(|c| *c == parent) {
+            return None;
+        }
+        dir = parent;
+        chain.push((dir.clone(), relative_prefix(&dir, &root)?));
+    }
+}
+
+/// `path` relative to `dir`, ending in `/` (empty when they are the same).
+fn relative_prefix(dir: &Path, path: &Path) -> Option<Vec<u8>> {
+    let rel = path.strip_prefix(dir).ok()?;
+    let mut v = rel.as_os_str().as_encoded_bytes().to_vec();
+    if !v.is_empty() {
+        v.push(b'/');
+    }
+    Some(v)
+}
+
+/// Compiles the ignore file `name` of `dir`; `None` if it holds no rule.
+fn compile_at(dir: &Dir, name: &CStr) -> Result<Option<Gitignore>, String> {
+    let bytes = match dir.read_file_at(name) {
+        Ok(b) => b,
+        // Gone since the listing, or not a file: nothing to honour.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(crate::walk::describe(&e)),
+    };
+    let g = compile(&bytes, Path::new(std::ffi::OsStr::new("")))?;
+    Ok((!g.is_empty()).then_some(g))
+}
+
+fn compile_path(path: &Path) -> Result<Gitignore, String> {
+    let bytes = std::fs::read(path).map_err(|e| crate::walk::describe(&e))?;
+    compile(&bytes, path)
+}
+
+/// Compiles gitignore lines. The matcher's root is `/`, so that no relative path given
+/// to it is ever taken as starting with its root: paths are made relative here.
+fn compile(bytes: &[u8], from: &Path) -> Result<Gitignore, String> {
+    let mut b = GitignoreBuilder::new("/");
+    let text = String::from_utf8_lossy(bytes);
+    for line in text.lines() {
+        // A line git cannot read either is skipped, as git does.
+        let _ = b.add_line(Some(from.to_path_buf()), line);
+    }
+    b.build().map_err(|e| e.to_string())
+}
+
+#[cfg(unix)]
+fn as_path(bytes: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+fn as_path(bytes: &[u8]) -> &Path {
+    Path::new(std::str::from_utf8(bytes).unwrap_or(""))
+}
