@@ -557,10 +557,6 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
             }
         }
     }
-    let again = match dir.try_clone() {
-        Ok(d) => d,
-        Err(e) => return err(e),
-    };
     let dev = root_dev(shared, &dir);
     if !shared.walk(dir, shown, dev, opts.threads, false) {
         return;
@@ -571,7 +567,7 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
     // The path's parent is outside the tree: never made writable.
     let unused = AtomicBool::new(false);
     let mut remover = Remover::new(shared, &unused, dev, false);
-    match remover.remove_dir(&parent_dir, &c_name, Some(&again), shown, false) {
+    match remover.remove_dir(&parent_dir, &c_name, shown, false) {
         Ok(()) => shared.removed(shown, FileType::Dir),
         Err(Gone::Reported) => {}
         Err(Gone::Failed(e)) => err(e),
@@ -697,14 +693,13 @@ impl<'s, 'a> Remover<'s, 'a> {
         }
     }
 
-    /// Removes the directory `name` of `parent`, whose handle is `own`: when something
-    /// filled it meanwhile, empties it again (a bounded number of times). `inside`:
+    /// Removes the directory `name` of `parent`: when something filled it meanwhile,
+    /// empties it again (a bounded number of times). `inside`:
     /// `parent` is inside the tree, and may be made writable.
     fn remove_dir(
         &mut self,
         parent: &Dir,
         name: &CStr,
-        own: Option<&Dir>,
         path: &[u8],
         mut inside: bool,
     ) -> Result<(), Gone> {
@@ -721,10 +716,13 @@ impl<'s, 'a> Remover<'s, 'a> {
                 }
                 Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty && refills > 0 => {
                     refills -= 1;
-                    // A new open of the directory itself: a copy of the handle would
-                    // share its read position, at the end.
-                    let Some(own) = own.and_then(|d| d.open_at(c".").ok()) else {
-                        return Err(Gone::Failed(e));
+                    // The directory that refused, opened again by its name in `parent`
+                    // (never followed): the one the walk emptied may have been moved
+                    // out of the tree meanwhile, and is no longer this one's business.
+                    let own = match parent.open_at(name) {
+                        Ok(d) => d,
+                        Err(o) if o.kind() == ErrorKind::NotFound => continue,
+                        Err(_) => return Err(Gone::Failed(e)),
                     };
                     if !self.shared.walk(own, path, self.root_dev, 1, true) {
                         return Err(Gone::Reported);
@@ -831,7 +829,7 @@ impl Visitor for Remover<'_, '_> {
             self.fail(Some(parent), Error::io(ev.to_path_buf(), ev.depth(), err));
             return;
         };
-        match self.remove_dir(pdir, name, ev.dir(), path, true) {
+        match self.remove_dir(pdir, name, path, true) {
             Ok(()) => self.done(path, FileType::Dir),
             Err(Gone::Reported) => parent.failed.store(true, Ordering::Relaxed),
             Err(Gone::Failed(e)) => {
