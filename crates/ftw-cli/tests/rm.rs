@@ -245,6 +245,44 @@ fn a_100000_level_chain_goes_under_ulimit_n_32() {
 }
 
 #[test]
+fn trees_go_under_ulimit_n_7_and_8() {
+    // The standard streams and -v's own copy of standard output leave three (or four)
+    // descriptors: the handle budget follows the descriptors free, not only the limit
+    // (whose default floor of 4 handles, beside the path's parent, did not fit). Without
+    // -v, 6 is enough.
+    for limit in ["7", "8"] {
+        for threads in ["0", "1", "64"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("tree");
+            let mut made = 0;
+            for d in 0..8 {
+                let sub = root.join(format!("d{d}/e/f"));
+                std::fs::create_dir_all(&sub).unwrap();
+                for f in 0..20 {
+                    std::fs::write(sub.join(format!("x{f}")), b"x").unwrap();
+                    std::fs::write(root.join(format!("d{d}/y{f}")), b"x").unwrap();
+                }
+                made += 3 + 40;
+            }
+            made += chain(&root.join("d0"), 500, "c", 10);
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg("ulimit -n \"$1\" && exec \"$0\" rm -v -j \"$2\" \"$3\" | wc -l")
+                .arg(ftw_bin())
+                .arg(limit)
+                .arg(threads)
+                .arg(&root);
+            let r = run(&mut c);
+            let what = format!("ulimit -n {limit}, -j {threads}");
+            assert_eq!(r.stderr, "", "{what}");
+            let lines: usize = String::from_utf8_lossy(&r.stdout).trim().parse().unwrap();
+            assert_eq!(lines, made + 1, "{what}");
+            assert!(!root.exists(), "{what}");
+        }
+    }
+}
+
+#[test]
 fn a_directory_of_100000_files_goes() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("flat");

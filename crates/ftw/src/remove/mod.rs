@@ -376,6 +376,30 @@ struct Shared<'a> {
     progress: Arc<Progress>,
     errors: Mutex<Vec<Error>>,
     thread_error: Mutex<Option<(io::Error, usize)>>,
+    /// The handle budget when the options set none ([`default_fd_budget`]).
+    fd_budget: usize,
+}
+
+/// The handle budget of a removal whose options set none: the walker's default, but
+/// no more than the descriptors free now allow (less one for the path's parent and one
+/// for a parallel worker's way down), so that a small `ulimit -n` (8, 6) slows the
+/// removal instead of failing it.
+fn default_fd_budget() -> usize {
+    let budget = crate::walk::Budget::from_limit().handles();
+    let (Some(limit), Some(open)) = (sys::fd_limit(), open_fds()) else {
+        return budget;
+    };
+    let free = usize::try_from(limit)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(open);
+    budget.min(free.saturating_sub(2)).max(2)
+}
+
+/// How many descriptors this process has open, where the system says.
+fn open_fds() -> Option<usize> {
+    // Less the one that reads the list.
+    let n = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    Some(n.saturating_sub(1))
 }
 
 impl<'a> Shared<'a> {
@@ -385,6 +409,7 @@ impl<'a> Shared<'a> {
             progress: opts.progress.clone().unwrap_or_default(),
             errors: Mutex::new(Vec::new()),
             thread_error: Mutex::new(None),
+            fd_budget: default_fd_budget(),
         }
     }
 
@@ -438,19 +463,15 @@ impl<'a> Shared<'a> {
             .min_depth(1)
             .keep_handles(true)
             .threads(threads);
-        if let Some(n) = self.opts.fd_budget {
-            builder = builder.fd_budget(n);
-        }
+        let budget = self.opts.fd_budget.unwrap_or(self.fd_budget);
+        builder = builder.fd_budget(budget);
         if nested {
             // Inside a removal that holds its own handles: a small share.
-            let n = self
-                .opts
-                .fd_budget
-                .unwrap_or(crate::walk::Budget::from_limit().handles());
-            builder = builder.fd_budget((n / 4).max(4));
+            builder = builder.fd_budget((budget / 4).max(4));
         }
         let make = || Remover::new(self, &root_failed, root_dev, nested);
-        if threads == 1 || nested {
+        // Too few handles for a worker beside the walker's own: serially.
+        if threads == 1 || nested || crate::walk::Budget::new(budget).max_threads() == 1 {
             let mut visitor = make();
             builder.build().visit_events(&mut visitor);
         } else {
