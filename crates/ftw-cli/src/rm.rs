@@ -6,8 +6,8 @@ use crate::{report, warn};
 use clap::Args;
 use ftw::remove::{Refusal, Report};
 use ftw::sys::FileType;
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -38,8 +38,10 @@ On a terminal, a progress line on standard error counts what is removed.";
 #[derive(Args, Clone)]
 pub struct RmArgs {
     /// Files and trees to remove.
-    #[arg(value_name = "PATH", required = true)]
-    paths: Vec<PathBuf>,
+    /// (As strings of the system, so that an empty one is rm's 'No such file or
+    /// directory', not a usage error.)
+    #[arg(value_name = "PATH", required = true, value_parser = clap::value_parser!(OsString))]
+    paths: Vec<OsString>,
 
     /// Accepted for rm's habits: ftw rm is always recursive.
     #[arg(short = 'r', short_alias = 'R', long = "recursive")]

@@ -504,6 +504,14 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
             return err(io::Error::new(ErrorKind::InvalidInput, r.to_string()));
         }
     }
+    if given.is_empty() {
+        // No such file (ENOENT, said as the system says it), as for rm: never the
+        // current directory.
+        if !opts.ignore_missing {
+            err(io::Error::from_raw_os_error(2));
+        }
+        return;
+    }
     let trimmed = trim_slashes(&given);
     let slash = trimmed.len() < given.len();
     let (parent, name): (&[u8], &[u8]) = match trimmed.iter().rposition(|&b| b == b'/') {

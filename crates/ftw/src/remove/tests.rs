@@ -133,6 +133,16 @@ fn missing_paths_are_errors_unless_ignored() {
     assert_eq!(s.errors[0].io_error().kind(), ErrorKind::NotFound);
     let s = remove_tree(&missing, &RemoveOptions::new().ignore_missing(true));
     assert_eq!((s.errors.len(), s.removed), (0, 0));
+    // An empty path is missing too (as for rm), even with the guard off: never the
+    // current directory.
+    for guard in [true, false] {
+        let opts = RemoveOptions::new().preserve_root(guard);
+        let s = remove_tree("", &opts);
+        assert_eq!(s.errors.len(), 1);
+        assert_eq!(s.errors[0].io_error().kind(), ErrorKind::NotFound);
+        let s = remove_tree("", &opts.ignore_missing(true));
+        assert_eq!((s.errors.len(), s.removed), (0, 0));
+    }
 }
 
 #[test]
