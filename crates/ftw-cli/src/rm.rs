@@ -133,7 +133,9 @@ impl Report for CliReport {
 
     fn error(&self, err: ftw::walk::Error) {
         self.failed.store(true, Ordering::Relaxed);
-        if err.io_error().kind() == std::io::ErrorKind::PermissionDenied {
+        // Not EPERM (an immutable file, a sticky directory): no mode cures that.
+        let e = err.io_error();
+        if e.kind() == std::io::ErrorKind::PermissionDenied && e.raw_os_error() != Some(1) {
             self.read_only.store(true, Ordering::Relaxed);
         }
         report(err.path().as_os_str().as_bytes(), &err.reason());

@@ -397,3 +397,48 @@ fn no_progress_line_when_stderr_is_not_a_terminal() {
     let r = ftw_rm(&["-j", "1"], &[&root]);
     assert_eq!((r.code, r.stderr.as_str(), r.stdout.len()), (0, "", 0));
 }
+
+#[test]
+fn an_immutable_file_is_not_blamed_on_its_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    let (a, imm) = (root.join("a"), root.join("a/imm"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(root.join("b")).unwrap();
+    std::fs::write(&imm, b"x").unwrap();
+    std::fs::write(root.join("b/f"), b"x").unwrap();
+    let chattr = |flag: &str| {
+        Command::new("chattr")
+            .arg(flag)
+            .arg(&imm)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !chattr("+i") {
+        eprintln!("skipped: chattr +i is not possible here");
+        return;
+    }
+    struct Unset<F: Fn(&str) -> bool>(F);
+    impl<F: Fn(&str) -> bool> Drop for Unset<F> {
+        fn drop(&mut self) {
+            (self.0)("-i");
+        }
+    }
+    let _unset = Unset(chattr);
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o555)).unwrap();
+    for args in [&[][..], &["--chmod"]] {
+        let r = ftw_rm(args, &[&root]);
+        // EPERM said as it is: not "its directory is not writable", no --chmod hint,
+        // and --chmod changes no mode for it.
+        let expected = format!("ftw: {}: Operation not permitted\n", imm.display());
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (1, expected.as_str()),
+            "{args:?}"
+        );
+        assert!(imm.exists() && !root.join("b").exists(), "{args:?}");
+        let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o555, "{args:?}");
+    }
+}

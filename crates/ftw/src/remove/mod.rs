@@ -711,7 +711,7 @@ impl<'s, 'a> Remover<'s, 'a> {
     fn unlink(&self, dir: &Dir, name: &CStr, inside: bool) -> io::Result<()> {
         match dir.unlink_at(name) {
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) if e.kind() == ErrorKind::PermissionDenied && inside => {
+            Err(e) if refused_by_mode(&e) && inside => {
                 if self.make_writable(dir) {
                     self.unlink(dir, name, false)
                 } else {
@@ -737,7 +737,7 @@ impl<'s, 'a> Remover<'s, 'a> {
             match parent.remove_dir_at(name) {
                 Ok(()) => return Ok(()),
                 Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-                Err(e) if e.kind() == ErrorKind::PermissionDenied && inside => {
+                Err(e) if refused_by_mode(&e) && inside => {
                     inside = false;
                     if !self.make_writable(parent) {
                         return Err(Gone::Failed(e));
@@ -870,9 +870,19 @@ impl Visitor for Remover<'_, '_> {
     }
 }
 
+/// Whether `err` is `EACCES`: the directory's mode refused (which write permission
+/// may cure), not `EPERM` (an immutable or append-only file, a sticky directory), which
+/// Rust calls `PermissionDenied` as well.
+fn refused_by_mode(err: &io::Error) -> bool {
+    err.kind() == ErrorKind::PermissionDenied && err.raw_os_error() != Some(EPERM)
+}
+
+/// `EPERM`, the same number on every Unix.
+const EPERM: i32 = 1;
+
 /// A refusal to remove an entry (`EACCES`) said with the directory that refused it.
 fn read_only(err: io::Error, dir: &[u8]) -> io::Error {
-    if err.kind() != ErrorKind::PermissionDenied {
+    if !refused_by_mode(&err) {
         return err;
     }
     let dir = bytes_to_path(dir.to_vec());
