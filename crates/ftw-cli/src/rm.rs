@@ -64,7 +64,9 @@ pub struct RmArgs {
     quiet: bool,
 
     /// Do not remove anything on another file system than its PATH's: mount points
-    /// inside are reported and left, with the directories holding them.
+    /// inside are reported and left, with the directories holding them. (Told by the
+    /// device, as rm does: a bind mount of a directory of the same file system is not
+    /// told apart, and is emptied.)
     #[arg(long = "one-file-system", visible_alias = "xdev")]
     one_file_system: bool,
 
