@@ -6,8 +6,8 @@ use crate::{report, warn};
 use clap::Args;
 use ftw::remove::{Refusal, Report};
 use ftw::sys::FileType;
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -38,8 +38,10 @@ On a terminal, a progress line on standard error counts what is removed.";
 #[derive(Args, Clone)]
 pub struct RmArgs {
     /// Files and trees to remove.
-    #[arg(value_name = "PATH", required = true)]
-    paths: Vec<PathBuf>,
+    /// (As strings of the system, so that an empty one is rm's 'No such file or
+    /// directory', not a usage error.)
+    #[arg(value_name = "PATH", required = true, value_parser = clap::value_parser!(OsString))]
+    paths: Vec<OsString>,
 
     /// Accepted for rm's habits: ftw rm is always recursive.
     #[arg(short = 'r', short_alias = 'R', long = "recursive")]
@@ -62,7 +64,9 @@ pub struct RmArgs {
     quiet: bool,
 
     /// Do not remove anything on another file system than its PATH's: mount points
-    /// inside are reported and left, with the directories holding them.
+    /// inside are reported and left, with the directories holding them. (Told by the
+    /// device, as rm does: a bind mount of a directory of the same file system is not
+    /// told apart, and is emptied.)
     #[arg(long = "one-file-system", visible_alias = "xdev")]
     one_file_system: bool,
 
@@ -131,8 +135,13 @@ impl Report for CliReport {
 
     fn error(&self, err: ftw::walk::Error) {
         self.failed.store(true, Ordering::Relaxed);
-        // Below a PATH (a PATH's own directory is outside the tree: --chmod leaves it).
-        if err.io_error().kind() == std::io::ErrorKind::PermissionDenied && err.depth() > 0 {
+        // Below a PATH (a PATH's own directory is outside the tree: --chmod leaves it),
+        // and not EPERM (an immutable file, a sticky directory): no mode cures that.
+        let e = err.io_error();
+        if e.kind() == std::io::ErrorKind::PermissionDenied
+            && e.raw_os_error() != Some(1)
+            && err.depth() > 0
+        {
             self.read_only.store(true, Ordering::Relaxed);
         }
         report(err.path().as_os_str().as_bytes(), &err.reason());

@@ -180,6 +180,16 @@ fn missing_paths_fail_unless_forced() {
     let r = ftw_rm(&["-f"], &[&missing, &there]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     assert!(!there.exists());
+    // An empty PATH is missing, as for rm (not a usage error).
+    std::fs::create_dir(&there).unwrap();
+    let r = ftw_rm(&[], &[Path::new(""), &there]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (1, "ftw: : No such file or directory\n")
+    );
+    assert!(!there.exists());
+    let r = ftw_rm(&["-f"], &[Path::new("")]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
 }
 
 #[test]
@@ -241,6 +251,44 @@ fn a_100000_level_chain_goes_under_ulimit_n_32() {
         let lines: usize = String::from_utf8_lossy(&r.stdout).trim().parse().unwrap();
         assert_eq!(lines, made + 1, "-j{threads}");
         assert!(!root.exists(), "-j{threads}");
+    }
+}
+
+#[test]
+fn trees_go_under_ulimit_n_7_and_8() {
+    // The standard streams and -v's own copy of standard output leave three (or four)
+    // descriptors: the handle budget follows the descriptors free, not only the limit
+    // (whose default floor of 4 handles, beside the path's parent, did not fit). Without
+    // -v, 6 is enough.
+    for limit in ["7", "8"] {
+        for threads in ["0", "1", "64"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("tree");
+            let mut made = 0;
+            for d in 0..8 {
+                let sub = root.join(format!("d{d}/e/f"));
+                std::fs::create_dir_all(&sub).unwrap();
+                for f in 0..20 {
+                    std::fs::write(sub.join(format!("x{f}")), b"x").unwrap();
+                    std::fs::write(root.join(format!("d{d}/y{f}")), b"x").unwrap();
+                }
+                made += 3 + 40;
+            }
+            made += chain(&root.join("d0"), 500, "c", 10);
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg("ulimit -n \"$1\" && exec \"$0\" rm -v -j \"$2\" \"$3\" | wc -l")
+                .arg(ftw_bin())
+                .arg(limit)
+                .arg(threads)
+                .arg(&root);
+            let r = run(&mut c);
+            let what = format!("ulimit -n {limit}, -j {threads}");
+            assert_eq!(r.stderr, "", "{what}");
+            let lines: usize = String::from_utf8_lossy(&r.stdout).trim().parse().unwrap();
+            assert_eq!(lines, made + 1, "{what}");
+            assert!(!root.exists(), "{what}");
+        }
     }
 }
 
@@ -348,4 +396,49 @@ fn no_progress_line_when_stderr_is_not_a_terminal() {
     }
     let r = ftw_rm(&["-j", "1"], &[&root]);
     assert_eq!((r.code, r.stderr.as_str(), r.stdout.len()), (0, "", 0));
+}
+
+#[test]
+fn an_immutable_file_is_not_blamed_on_its_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    let (a, imm) = (root.join("a"), root.join("a/imm"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(root.join("b")).unwrap();
+    std::fs::write(&imm, b"x").unwrap();
+    std::fs::write(root.join("b/f"), b"x").unwrap();
+    let chattr = |flag: &str| {
+        Command::new("chattr")
+            .arg(flag)
+            .arg(&imm)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !chattr("+i") {
+        eprintln!("skipped: chattr +i is not possible here");
+        return;
+    }
+    struct Unset<F: Fn(&str) -> bool>(F);
+    impl<F: Fn(&str) -> bool> Drop for Unset<F> {
+        fn drop(&mut self) {
+            (self.0)("-i");
+        }
+    }
+    let _unset = Unset(chattr);
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o555)).unwrap();
+    for args in [&[][..], &["--chmod"]] {
+        let r = ftw_rm(args, &[&root]);
+        // EPERM said as it is: not "its directory is not writable", no --chmod hint,
+        // and --chmod changes no mode for it.
+        let expected = format!("ftw: {}: Operation not permitted\n", imm.display());
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (1, expected.as_str()),
+            "{args:?}"
+        );
+        assert!(imm.exists() && !root.join("b").exists(), "{args:?}");
+        let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o555, "{args:?}");
+    }
 }

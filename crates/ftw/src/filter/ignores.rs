@@ -330,10 +330,13 @@ impl Ignore {
     }
 }
 
+/// Directories above a root, each with the root's path relative to it.
+type Ancestors = Vec<(PathBuf, Vec<u8>)>;
+
 /// The git work tree holding `root`, if any: its top, and the root's ancestors up to
 /// the top (nearest first) with the root's path relative to each (ending in `/`). The
 /// search stops below `GIT_CEILING_DIRECTORIES`.
-fn work_tree(root: &Path) -> Option<(PathBuf, Vec<(PathBuf, Vec<u8>)>)> {
+fn work_tree(root: &Path) -> Option<(PathBuf, Ancestors)> {
     let root = std::fs::canonicalize(root).ok()?;
     let ceilings: Vec<PathBuf> = std::env::var_os("GIT_CEILING_DIRECTORIES")
         .map(|v| {
@@ -349,7 +352,7 @@ fn work_tree(root: &Path) -> Option<(PathBuf, Vec<(PathBuf, Vec<u8>)>)> {
             return Some((dir, chain));
         }
         let parent = dir.parent()?.to_path_buf();
-        if ceilings.iter().any(|c| *c == parent) {
+        if ceilings.contains(&parent) {
             return None;
         }
         dir = parent;

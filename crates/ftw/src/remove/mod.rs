@@ -376,6 +376,30 @@ struct Shared<'a> {
     progress: Arc<Progress>,
     errors: Mutex<Vec<Error>>,
     thread_error: Mutex<Option<(io::Error, usize)>>,
+    /// The handle budget when the options set none ([`default_fd_budget`]).
+    fd_budget: usize,
+}
+
+/// The handle budget of a removal whose options set none: the walker's default, but
+/// no more than the descriptors free now allow (less one for the path's parent and one
+/// for a parallel worker's way down), so that a small `ulimit -n` (8, 6) slows the
+/// removal instead of failing it.
+fn default_fd_budget() -> usize {
+    let budget = crate::walk::Budget::from_limit().handles();
+    let (Some(limit), Some(open)) = (sys::fd_limit(), open_fds()) else {
+        return budget;
+    };
+    let free = usize::try_from(limit)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(open);
+    budget.min(free.saturating_sub(2)).max(2)
+}
+
+/// How many descriptors this process has open, where the system says.
+fn open_fds() -> Option<usize> {
+    // Less the one that reads the list.
+    let n = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    Some(n.saturating_sub(1))
 }
 
 impl<'a> Shared<'a> {
@@ -385,6 +409,7 @@ impl<'a> Shared<'a> {
             progress: opts.progress.clone().unwrap_or_default(),
             errors: Mutex::new(Vec::new()),
             thread_error: Mutex::new(None),
+            fd_budget: default_fd_budget(),
         }
     }
 
@@ -438,19 +463,15 @@ impl<'a> Shared<'a> {
             .min_depth(1)
             .keep_handles(true)
             .threads(threads);
-        if let Some(n) = self.opts.fd_budget {
-            builder = builder.fd_budget(n);
-        }
+        let budget = self.opts.fd_budget.unwrap_or(self.fd_budget);
+        builder = builder.fd_budget(budget);
         if nested {
             // Inside a removal that holds its own handles: a small share.
-            let n = self
-                .opts
-                .fd_budget
-                .unwrap_or(crate::walk::Budget::from_limit().handles());
-            builder = builder.fd_budget((n / 4).max(4));
+            builder = builder.fd_budget((budget / 4).max(4));
         }
         let make = || Remover::new(self, &root_failed, root_dev, nested);
-        if threads == 1 || nested {
+        // Too few handles for a worker beside the walker's own: serially.
+        if threads == 1 || nested || crate::walk::Budget::new(budget).max_threads() == 1 {
             let mut visitor = make();
             builder.build().visit_events(&mut visitor);
         } else {
@@ -482,6 +503,14 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
         if let Err(r) = check_path(path) {
             return err(io::Error::new(ErrorKind::InvalidInput, r.to_string()));
         }
+    }
+    if given.is_empty() {
+        // No such file (ENOENT, said as the system says it), as for rm: never the
+        // current directory.
+        if !opts.ignore_missing {
+            err(io::Error::from_raw_os_error(2));
+        }
+        return;
     }
     let trimmed = trim_slashes(&given);
     let slash = trimmed.len() < given.len();
@@ -557,10 +586,6 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
             }
         }
     }
-    let again = match dir.try_clone() {
-        Ok(d) => d,
-        Err(e) => return err(e),
-    };
     let dev = root_dev(shared, &dir);
     if !shared.walk(dir, shown, dev, opts.threads, false) {
         return;
@@ -571,7 +596,7 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
     // The path's parent is outside the tree: never made writable.
     let unused = AtomicBool::new(false);
     let mut remover = Remover::new(shared, &unused, dev, false);
-    match remover.remove_dir(&parent_dir, &c_name, Some(&again), shown, false) {
+    match remover.remove_dir(&parent_dir, &c_name, shown, false) {
         Ok(()) => shared.removed(shown, FileType::Dir),
         Err(Gone::Reported) => {}
         Err(Gone::Failed(e)) => err(read_only(e, parent)),
@@ -686,7 +711,7 @@ impl<'s, 'a> Remover<'s, 'a> {
     fn unlink(&self, dir: &Dir, name: &CStr, inside: bool) -> io::Result<()> {
         match dir.unlink_at(name) {
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) if e.kind() == ErrorKind::PermissionDenied && inside => {
+            Err(e) if refused_by_mode(&e) && inside => {
                 if self.make_writable(dir) {
                     self.unlink(dir, name, false)
                 } else {
@@ -697,14 +722,13 @@ impl<'s, 'a> Remover<'s, 'a> {
         }
     }
 
-    /// Removes the directory `name` of `parent`, whose handle is `own`: when something
-    /// filled it meanwhile, empties it again (a bounded number of times). `inside`:
+    /// Removes the directory `name` of `parent`: when something filled it meanwhile,
+    /// empties it again (a bounded number of times). `inside`:
     /// `parent` is inside the tree, and may be made writable.
     fn remove_dir(
         &mut self,
         parent: &Dir,
         name: &CStr,
-        own: Option<&Dir>,
         path: &[u8],
         mut inside: bool,
     ) -> Result<(), Gone> {
@@ -713,7 +737,7 @@ impl<'s, 'a> Remover<'s, 'a> {
             match parent.remove_dir_at(name) {
                 Ok(()) => return Ok(()),
                 Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-                Err(e) if e.kind() == ErrorKind::PermissionDenied && inside => {
+                Err(e) if refused_by_mode(&e) && inside => {
                     inside = false;
                     if !self.make_writable(parent) {
                         return Err(Gone::Failed(e));
@@ -721,10 +745,13 @@ impl<'s, 'a> Remover<'s, 'a> {
                 }
                 Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty && refills > 0 => {
                     refills -= 1;
-                    // A new open of the directory itself: a copy of the handle would
-                    // share its read position, at the end.
-                    let Some(own) = own.and_then(|d| d.open_at(c".").ok()) else {
-                        return Err(Gone::Failed(e));
+                    // The directory that refused, opened again by its name in `parent`
+                    // (never followed): the one the walk emptied may have been moved
+                    // out of the tree meanwhile, and is no longer this one's business.
+                    let own = match parent.open_at(name) {
+                        Ok(d) => d,
+                        Err(o) if o.kind() == ErrorKind::NotFound => continue,
+                        Err(_) => return Err(Gone::Failed(e)),
                     };
                     if !self.shared.walk(own, path, self.root_dev, 1, true) {
                         return Err(Gone::Reported);
@@ -831,7 +858,7 @@ impl Visitor for Remover<'_, '_> {
             self.fail(Some(parent), Error::io(ev.to_path_buf(), ev.depth(), err));
             return;
         };
-        match self.remove_dir(pdir, name, ev.dir(), path, true) {
+        match self.remove_dir(pdir, name, path, true) {
             Ok(()) => self.done(path, FileType::Dir),
             Err(Gone::Reported) => parent.failed.store(true, Ordering::Relaxed),
             Err(Gone::Failed(e)) => {
@@ -843,9 +870,19 @@ impl Visitor for Remover<'_, '_> {
     }
 }
 
+/// Whether `err` is `EACCES`: the directory's mode refused (which write permission
+/// may cure), not `EPERM` (an immutable or append-only file, a sticky directory), which
+/// Rust calls `PermissionDenied` as well.
+fn refused_by_mode(err: &io::Error) -> bool {
+    err.kind() == ErrorKind::PermissionDenied && err.raw_os_error() != Some(EPERM)
+}
+
+/// `EPERM`, the same number on every Unix.
+const EPERM: i32 = 1;
+
 /// A refusal to remove an entry (`EACCES`) said with the directory that refused it.
 fn read_only(err: io::Error, dir: &[u8]) -> io::Error {
-    if err.kind() != ErrorKind::PermissionDenied {
+    if !refused_by_mode(&err) {
         return err;
     }
     let dir = bytes_to_path(dir.to_vec());

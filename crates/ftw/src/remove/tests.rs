@@ -133,6 +133,16 @@ fn missing_paths_are_errors_unless_ignored() {
     assert_eq!(s.errors[0].io_error().kind(), ErrorKind::NotFound);
     let s = remove_tree(&missing, &RemoveOptions::new().ignore_missing(true));
     assert_eq!((s.errors.len(), s.removed), (0, 0));
+    // An empty path is missing too (as for rm), even with the guard off: never the
+    // current directory.
+    for guard in [true, false] {
+        let opts = RemoveOptions::new().preserve_root(guard);
+        let s = remove_tree("", &opts);
+        assert_eq!(s.errors.len(), 1);
+        assert_eq!(s.errors[0].io_error().kind(), ErrorKind::NotFound);
+        let s = remove_tree("", &opts.ignore_missing(true));
+        assert_eq!((s.errors.len(), s.removed), (0, 0));
+    }
 }
 
 #[test]
@@ -404,4 +414,55 @@ fn contents_of_an_open_directory_go_and_it_stays() {
     assert_eq!(s.removed, made - 1);
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
     assert_eq!(snapshot(&outside), before);
+}
+
+/// When the file `tree/busy/f` is removed, moves `tree/busy` out of the tree (to
+/// `moved`, where a file is then put) and makes a new `tree/busy` with a file in it.
+struct MoveOut {
+    busy: PathBuf,
+    moved: PathBuf,
+    done: AtomicBool,
+}
+
+impl Report for MoveOut {
+    fn wants_paths(&self) -> bool {
+        true
+    }
+    fn removed(&self, path: &[u8], _: FileType) {
+        if p(path) == self.busy.join("f") && !self.done.swap(true, Ordering::Relaxed) {
+            std::fs::rename(&self.busy, &self.moved).unwrap();
+            std::fs::write(self.moved.join("victim"), b"keep").unwrap();
+            std::fs::create_dir(&self.busy).unwrap();
+            std::fs::write(self.busy.join("new"), b"x").unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_directory_moved_out_of_the_tree_is_not_read_again_there() {
+    for threads in [1, 2] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("tree");
+        let busy = root.join("busy");
+        std::fs::create_dir_all(&busy).unwrap();
+        std::fs::write(busy.join("f"), b"x").unwrap();
+        let moved = tmp.path().join("moved");
+        let report = Arc::new(MoveOut {
+            busy,
+            moved: moved.clone(),
+            done: AtomicBool::new(false),
+        });
+        let opts = RemoveOptions::new().threads(threads).report(report.clone());
+        let s = remove_tree(&root, &opts);
+        assert!(report.done.load(Ordering::Relaxed));
+        // What filled the name inside the tree went; what was put into the directory
+        // moved out stays.
+        assert_eq!(s.error_count, 0, "{threads}");
+        assert!(!root.exists(), "{threads}");
+        assert_eq!(
+            std::fs::read(moved.join("victim")).unwrap(),
+            b"keep",
+            "{threads}"
+        );
+    }
 }
