@@ -150,6 +150,9 @@ struct Tree {
     above: Vec<(Gitignore, Vec<u8>)>,
     /// Where paths below the root start in an entry's path.
     root_rel_start: usize,
+    /// The root's path relative to the top of the work tree holding it (for git's
+    /// global excludes file, whose rules are relative to the top).
+    top_prefix: Vec<u8>,
 }
 
 impl Ignore {
@@ -238,32 +241,40 @@ impl Ignore {
         let mut tree = Tree {
             above: Vec::new(),
             root_rel_start: rel_start,
+            top_prefix: Vec::new(),
         };
         let mut git = false;
         let root_path = crate::walk::bytes_to_path(root.to_vec());
         if self.opts.files {
-            if let Some((top, chain)) = work_tree(&root_path) {
-                git = true;
-                // `chain`: the root's ancestors up to the top, nearest first, each with
-                // the root's path relative to it.
-                for (dir, prefix) in chain {
-                    for name in [".ftwignore", ".ignore", ".gitignore"] {
-                        let file = dir.join(name);
-                        if file.is_file() {
-                            match compile_path(&file) {
-                                Ok(g) => tree.above.push((g, prefix.clone())),
-                                Err(reason) => errors(IgnoreError { path: file, reason }),
-                            }
+            // `chain`: the root's ancestors, nearest first, each with the root's path
+            // relative to it: up to the top of its work tree, or without one, to the
+            // file system's root.
+            let (top, chain) = ancestors(&root_path);
+            git = top.is_some();
+            let gitignore = git || !self.opts.require_git;
+            for (dir, prefix) in &chain {
+                for (name, wanted) in [
+                    (".ftwignore", true),
+                    (".ignore", true),
+                    (".gitignore", gitignore),
+                ] {
+                    let file = dir.join(name);
+                    if wanted && file.is_file() {
+                        match compile_path(&file) {
+                            Ok(g) => tree.above.push((g, prefix.clone())),
+                            Err(reason) => errors(IgnoreError { path: file, reason }),
                         }
                     }
                 }
+            }
+            if let Some((top, top_prefix)) = top {
                 let exclude = top.join(".git/info/exclude");
                 if exclude.is_file() {
                     if let Ok(g) = compile_path(&exclude) {
-                        let prefix = relative_prefix(&top, &root_path).unwrap_or_default();
-                        tree.above.push((g, prefix));
+                        tree.above.push((g, top_prefix.clone()));
                     }
                 }
+                tree.top_prefix = top_prefix;
             }
         }
         for file in &self.opts.extra {
@@ -322,7 +333,10 @@ impl Ignore {
             }
         }
         if let (Some(g), true) = (&self.global, rules.git) {
-            if g.matched(as_path(below_root), is_dir).is_ignore() {
+            joined.clear();
+            joined.extend_from_slice(&tree.top_prefix);
+            joined.extend_from_slice(below_root);
+            if g.matched(as_path(&joined), is_dir).is_ignore() {
                 return true;
             }
         }
@@ -333,11 +347,14 @@ impl Ignore {
 /// Directories above a root, each with the root's path relative to it.
 type Ancestors = Vec<(PathBuf, Vec<u8>)>;
 
-/// The git work tree holding `root`, if any: its top, and the root's ancestors up to
-/// the top (nearest first) with the root's path relative to each (ending in `/`). The
-/// search stops below `GIT_CEILING_DIRECTORIES`.
-fn work_tree(root: &Path) -> Option<(PathBuf, Ancestors)> {
-    let root = std::fs::canonicalize(root).ok()?;
+/// The directories above `root`, nearest first, each with the root's path relative to
+/// it (ending in `/`): up to the top of the git work tree holding the root, and then
+/// that top with the root's path relative to it; without a work tree, up to the file
+/// system's root. The search stops below `GIT_CEILING_DIRECTORIES`.
+fn ancestors(root: &Path) -> (Option<(PathBuf, Vec<u8>)>, Ancestors) {
+    let Ok(root) = std::fs::canonicalize(root) else {
+        return (None, Vec::new());
+    };
     let ceilings: Vec<PathBuf> = std::env::var_os("GIT_CEILING_DIRECTORIES")
         .map(|v| {
             std::env::split_paths(&v)
@@ -349,14 +366,19 @@ fn work_tree(root: &Path) -> Option<(PathBuf, Ancestors)> {
     let mut chain = Vec::new();
     loop {
         if dir.join(".git").exists() {
-            return Some((dir, chain));
+            let prefix = relative_prefix(&dir, &root).unwrap_or_default();
+            return (Some((dir, prefix)), chain);
         }
-        let parent = dir.parent()?.to_path_buf();
+        let Some(parent) = dir.parent().map(Path::to_path_buf) else {
+            return (None, chain);
+        };
         if ceilings.contains(&parent) {
-            return None;
+            return (None, chain);
         }
         dir = parent;
-        chain.push((dir.clone(), relative_prefix(&dir, &root)?));
+        if let Some(prefix) = relative_prefix(&dir, &root) {
+            chain.push((dir.clone(), prefix));
+        }
     }
 }
 

@@ -1,0 +1,300 @@
+//! `ftw find --ignore` against git itself: on generated repositories with nested
+//! ignore files using every kind of rule, the files listed are what
+//! `git ls-files --cached --others --exclude-standard` lists, serially and in parallel,
+//! from the top and from a subdirectory.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// A small deterministic random source (xorshift), so that each seed makes one repo.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[(self.next() % v.len() as u64) as usize]
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+const NAMES: &[&str] = &[
+    "a",
+    "b",
+    "build",
+    "src",
+    "docs",
+    "foo",
+    "bar.log",
+    "keep.log",
+    "x.o",
+    "main.rs",
+    "lib.rs",
+    "Makefile",
+    "#hash",
+    "!bang",
+    "space name",
+    "trail ",
+    "cache",
+    "node_modules",
+    "a1",
+    "b2",
+    "[x]",
+    "deep",
+];
+
+/// Rules of every kind, some naming the tree's names.
+const RULES: &[&str] = &[
+    "*.log",
+    "!keep.log",
+    "build/",
+    "/src/a",
+    "x.o",
+    "**/cache",
+    "docs/**",
+    "a/**/b",
+    "foo/",
+    "[ab]1",
+    "b[!a]",
+    "[a-c]2",
+    "\\#hash",
+    "\\!bang",
+    "trail\\ ",
+    "space name",
+    "# a comment",
+    "",
+    "node_modules",
+    "!node_modules/keep",
+    "deep/*",
+    "!deep/main.rs",
+    "/Makefile",
+    "*.rs",
+    "!lib.rs",
+    "src/",
+    "!src/",
+    "**/foo/**",
+    "a/",
+    "/b",
+];
+
+fn git(dir: &Path, home: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE");
+    c
+}
+
+/// Makes a repository under `root`: directories three deep, files, `.gitignore` files
+/// with random rules in some directories, `.git/info/exclude` and a global excludes file,
+/// nothing staged (git would list a tracked file whatever the rules say).
+fn make_repo(root: &Path, home: &Path, seed: u64) -> bool {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    std::fs::create_dir_all(root).unwrap();
+    std::fs::create_dir_all(home.join(".config/git")).unwrap();
+    let init = git(root, home).args(["init", "-q"]).status();
+    if !init.is_ok_and(|s| s.success()) {
+        return false;
+    }
+    let mut dirs = vec![root.to_path_buf()];
+    for _ in 0..40 {
+        let parent = rng.pick(&dirs).clone();
+        if parent.components().count() - root.components().count() >= 3 {
+            continue;
+        }
+        let d = parent.join(rng.pick(NAMES));
+        if std::fs::create_dir_all(&d).is_ok() {
+            dirs.push(d);
+        }
+    }
+    for d in &dirs {
+        for _ in 0..4 {
+            let f = d.join(rng.pick(NAMES));
+            if !f.exists() {
+                std::fs::write(&f, b"x").unwrap();
+            }
+        }
+        if rng.chance(45) {
+            let rules: Vec<&str> = (0..6).map(|_| *rng.pick(RULES)).collect();
+            std::fs::write(d.join(".gitignore"), rules.join("\n") + "\n").unwrap();
+        }
+    }
+    let exclude: Vec<&str> = (0..2).map(|_| *rng.pick(RULES)).collect();
+    std::fs::write(root.join(".git/info/exclude"), exclude.join("\n") + "\n").unwrap();
+    let global: Vec<&str> = (0..2).map(|_| *rng.pick(RULES)).collect();
+    std::fs::write(home.join(".config/git/ignore"), global.join("\n") + "\n").unwrap();
+    true
+}
+
+/// The files git lists (`--cached --others --exclude-standard`), as paths relative to
+/// the directory it ran in.
+fn git_files(dir: &Path, home: &Path) -> BTreeSet<Vec<u8>> {
+    let out = git(dir, home)
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+        .split(|&b| b == 0)
+        .filter(|r| !r.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// The files and links ftw lists with --ignore, relative to `dir`.
+fn ftw_files(dir: &Path, home: &Path, threads: &str) -> BTreeSet<Vec<u8>> {
+    let mut c = Command::new(ftw_bin());
+    c.current_dir(dir)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .args([
+            "find", "-0", "--ignore", "-t", "f", "-t", "l", "-j", threads, ".",
+        ]);
+    let r = run(&mut c);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    records(&r.stdout)
+        .into_iter()
+        .map(|p| p.strip_prefix(b"./").unwrap_or(&p).to_vec())
+        .collect()
+}
+
+fn show_set(s: &BTreeSet<Vec<u8>>) -> String {
+    s.iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[test]
+fn ignore_rules_list_what_git_lists() {
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let mut compared = 0;
+    for seed in 1..=30u64 {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, home) = (tmp.path().join("repo"), tmp.path().join("home"));
+        if !make_repo(&root, &home, seed) {
+            eprintln!("skipped: git init failed");
+            return;
+        }
+        // From the top, and from each subdirectory of the top that git does not ignore
+        // (rules above the root). A root named is listed even if a rule above it
+        // ignores it, as fd and ripgrep do; git lists nothing there.
+        let mut starts = vec![root.clone()];
+        for e in std::fs::read_dir(&root).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() && p.file_name() != Some(".git".as_ref()) {
+                let ignored = git(&root, &home)
+                    .args(["check-ignore", "-q"])
+                    .arg(p.file_name().unwrap())
+                    .status()
+                    .unwrap();
+                if !ignored.success() {
+                    starts.push(p);
+                }
+            }
+        }
+        for start in &starts {
+            let want = git_files(start, &home);
+            for threads in ["1", "0", "3"] {
+                let got = ftw_files(start, &home, threads);
+                if got != want {
+                    panic!(
+                        "seed {seed}, from {}, -j{threads}:\nonly in ftw: {}\nonly in git: {}\n\
+                         rules: {}",
+                        start.display(),
+                        show_set(&got.difference(&want).cloned().collect()),
+                        show_set(&want.difference(&got).cloned().collect()),
+                        String::from_utf8_lossy(
+                            &Command::new("sh")
+                                .arg("-c")
+                                .arg(
+                                    "find . -name .gitignore -print -exec cat {} \\; ; \
+                                      cat .git/info/exclude"
+                                )
+                                .current_dir(&root)
+                                .output()
+                                .unwrap()
+                                .stdout
+                        )
+                    );
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 150, "{compared} comparisons");
+}
+
+#[test]
+fn ceilings_and_require_git() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path().join("top");
+    let sub = top.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(top.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(sub.join("a.log"), "").unwrap();
+    std::fs::write(sub.join("b.txt"), "").unwrap();
+    std::fs::write(sub.join(".ftwignore"), "b.*\n").unwrap();
+    let list = |args: &[&str], env: Option<&Path>| {
+        let mut c = Command::new(ftw_bin());
+        c.args(["find", "--sort", "-0", "-t", "f"])
+            .args(args)
+            .arg(&sub);
+        if let Some(ceiling) = env {
+            c.env("GIT_CEILING_DIRECTORIES", ceiling);
+        }
+        let r = run(&mut c);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        records(&r.stdout)
+            .iter()
+            .map(|p| String::from_utf8_lossy(&p[sub.as_os_str().len() + 1..]).into_owned())
+            .collect::<Vec<_>>()
+    };
+    // Not a work tree: .gitignore files do not count, .ftwignore does.
+    assert_eq!(list(&["--ignore"], None), [".ftwignore", "a.log"]);
+    assert_eq!(
+        list(&["--ignore", "--no-require-git"], None),
+        [".ftwignore"]
+    );
+    // A work tree: the top's .gitignore counts below it...
+    std::fs::create_dir(top.join(".git")).unwrap();
+    assert_eq!(list(&["--ignore"], None), [".ftwignore"]);
+    // ...unless the search for it stops below the top.
+    assert_eq!(list(&["--ignore"], Some(&top)), [".ftwignore", "a.log"]);
+    // Without --ignore, everything; --ignore-file alone applies its file.
+    assert_eq!(list(&[], None), [".ftwignore", "a.log", "b.txt"]);
+    let extra = tmp.path().join("extra");
+    std::fs::write(&extra, "*.txt\n").unwrap();
+    let extra_arg = extra.to_str().unwrap();
+    assert_eq!(
+        list(&["--ignore-file", extra_arg], None),
+        [".ftwignore", "a.log"]
+    );
+    assert_eq!(list(&["--no-hidden"], None), ["a.log", "b.txt"]);
+}
