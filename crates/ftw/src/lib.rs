@@ -6,6 +6,8 @@
 //!   number of open handles and no recursion; a visitor sees each entry, and with
 //!   [`walk::Visitor`] each directory entered and left, with a state of its own and the
 //!   handles to work relative to (the base of removal and disk usage).
+//! - [`usage`]: disk usage ([`disk_usage`]): totals per directory, hard links counted
+//!   once, one `statx` per file.
 //!
 //! ```
 //! let tmp = tempfile::tempdir()?;
@@ -22,7 +24,10 @@
 #![warn(missing_docs)]
 
 pub mod sys;
+pub mod usage;
 pub mod walk;
+
+pub use usage::{DiskUsage, KeepFiles, Totals, UsageNode, UsageOptions, UsageProgress, disk_usage};
 
 /// The examples of the project's README, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -120,6 +120,11 @@ impl StatMask {
     /// Every field of [`Metadata`].
     pub const ALL: StatMask = StatMask(15);
 
+    /// Both masks' fields (as `|`, in a `const`).
+    pub const fn union(self, other: StatMask) -> StatMask {
+        StatMask(self.0 | other.0)
+    }
+
     /// Whether every field of `other` is in `self`.
     pub fn contains(self, other: StatMask) -> bool {
         self.0 & other.0 == other.0

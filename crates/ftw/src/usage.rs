@@ -1,0 +1,883 @@
+//! Disk usage: the totals of whole trees (allocated bytes, apparent bytes, entries),
+//! kept per directory down to a depth, as `du` counts them.
+//!
+//! One walk per root on the parallel walker ([`crate::walk::ParallelWalk`]), with
+//! events: each directory's state holds its totals; each non-directory entry is asked
+//! one `statx`, relative to its directory's handle, for its type, size, blocks, link
+//! count and inode only; each directory's own blocks come from the handle the walk
+//! opened anyway; a directory's totals are folded into its parent's when it is left.
+//! Directories deeper than [`UsageOptions::max_depth`] are folded into their ancestors
+//! and not kept, so memory follows the kept depth, not the tree's size.
+//!
+//! Hard links are counted once per (device, inode), across all the roots of a run,
+//! as `du` does: only entries with more than one link are remembered (every entry when
+//! several roots are given or links are followed, where one file may be met twice),
+//! unless [`UsageOptions::count_links`] says to count every link.
+//!
+//! ```
+//! use ftw::usage::{UsageOptions, disk_usage};
+//!
+//! let tmp = tempfile::tempdir()?;
+//! std::fs::create_dir(tmp.path().join("a"))?;
+//! std::fs::write(tmp.path().join("a/f"), vec![1u8; 10_000])?;
+//! std::fs::hard_link(tmp.path().join("a/f"), tmp.path().join("g"))?;
+//! let usage = disk_usage(&[tmp.path()], &UsageOptions::new().max_depth(1));
+//! let root = &usage.roots[0];
+//! // The file's 10,000 bytes are counted once, though it has two names.
+//! assert_eq!(root.total.apparent, 10_000);
+//! assert_eq!(root.total.inodes, 3); // the root, a, and the file
+//! assert_eq!(root.children.len(), 1); // a (files are kept only when asked)
+//! assert_eq!(usage.errors, 0);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use crate::sys::{self, FileType, Metadata, StatMask};
+use crate::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder};
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+/// What a file or a tree adds up to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Bytes allocated on disk (`st_blocks` × 512): what `du` shows by default.
+    pub bytes: u64,
+    /// Apparent size: the `st_size` of regular files and symbolic links, as coreutils
+    /// 9.2 and later count it (`du --apparent-size`); directories and other files add 0.
+    pub apparent: u64,
+    /// Entries counted (`du --inodes`).
+    pub inodes: u64,
+}
+
+impl Totals {
+    /// The totals of one file of metadata `m`.
+    ///
+    /// ```
+    /// use ftw::sys::{FileType, Metadata};
+    /// use ftw::usage::Totals;
+    ///
+    /// let m = Metadata { file_type: Some(FileType::Dir), size: 4096, blocks: 8, ..Default::default() };
+    /// assert_eq!(Totals::of(&m), Totals { bytes: 4096, apparent: 0, inodes: 1 });
+    /// ```
+    pub fn of(m: &Metadata) -> Totals {
+        let apparent = match m.file_type() {
+            FileType::File | FileType::Symlink => m.size,
+            _ => 0,
+        };
+        Totals {
+            bytes: m.blocks.saturating_mul(512),
+            apparent,
+            inodes: 1,
+        }
+    }
+}
+
+impl std::ops::Add for Totals {
+    type Output = Totals;
+    fn add(self, o: Totals) -> Totals {
+        Totals {
+            bytes: self.bytes + o.bytes,
+            apparent: self.apparent + o.apparent,
+            inodes: self.inodes + o.inodes,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Totals {
+    fn add_assign(&mut self, o: Totals) {
+        *self = *self + o;
+    }
+}
+
+/// Totals shared by the workers below a directory.
+#[derive(Default)]
+struct AtomicTotals {
+    bytes: AtomicU64,
+    apparent: AtomicU64,
+    inodes: AtomicU64,
+}
+
+impl AtomicTotals {
+    fn add(&self, t: Totals) {
+        self.bytes.fetch_add(t.bytes, Relaxed);
+        if t.apparent != 0 {
+            self.apparent.fetch_add(t.apparent, Relaxed);
+        }
+        self.inodes.fetch_add(t.inodes, Relaxed);
+    }
+
+    fn into_inner(self) -> Totals {
+        Totals {
+            bytes: self.bytes.into_inner(),
+            apparent: self.apparent.into_inner(),
+            inodes: self.inodes.into_inner(),
+        }
+    }
+}
+
+/// Which non-directory entries the result keeps (directories are kept down to
+/// [`UsageOptions::max_depth`] in any case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeepFiles {
+    /// None: files are only counted.
+    None,
+    /// Every file down to the kept depth (`du -a`, an export).
+    All,
+    /// The `n` largest of each directory (by allocated bytes): enough for a view of
+    /// the `n` largest entries of the whole tree, in memory bounded by `n` a directory.
+    Largest(usize),
+}
+
+/// Counters a caller may read while [`disk_usage`] runs, to show progress. Workers add
+/// to them in batches, not once per entry.
+#[derive(Debug, Default)]
+pub struct UsageProgress {
+    entries: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl UsageProgress {
+    /// New counters at zero.
+    pub fn new() -> UsageProgress {
+        UsageProgress::default()
+    }
+
+    /// Entries counted so far.
+    pub fn entries(&self) -> u64 {
+        self.entries.load(Relaxed)
+    }
+
+    /// Allocated bytes counted so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Relaxed)
+    }
+}
+
+/// A test of a path (as the walk built it from its root) for exclusion.
+type PathTest = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
+/// What is told of each error.
+type ErrorSink = Arc<dyn Fn(&Error) + Send + Sync>;
+
+/// How [`disk_usage`] counts and what it keeps.
+///
+/// ```
+/// use ftw::usage::{KeepFiles, UsageOptions};
+///
+/// let opts = UsageOptions::new()
+///     .max_depth(2)              // keep the top two levels below each root
+///     .keep_files(KeepFiles::All) // and their files
+///     .same_file_system(true)    // du -x
+///     .threads(2);
+/// # let _ = opts;
+/// ```
+#[derive(Clone)]
+pub struct UsageOptions {
+    max_depth: usize,
+    count_links: bool,
+    same_file_system: bool,
+    follow_links: bool,
+    keep_files: KeepFiles,
+    threads: usize,
+    exclude: Option<PathTest>,
+    on_error: Option<ErrorSink>,
+    progress: Option<Arc<UsageProgress>>,
+}
+
+impl Default for UsageOptions {
+    fn default() -> Self {
+        UsageOptions::new()
+    }
+}
+
+impl UsageOptions {
+    /// Every level kept, hard links counted once, links not followed, file systems
+    /// crossed, no file kept, threads as the walker chooses.
+    pub fn new() -> UsageOptions {
+        UsageOptions {
+            max_depth: usize::MAX,
+            count_links: false,
+            same_file_system: false,
+            follow_links: false,
+            keep_files: KeepFiles::None,
+            threads: 0,
+            exclude: None,
+            on_error: None,
+            progress: None,
+        }
+    }
+
+    /// Keep the nodes at most `depth` levels below each root (0: the roots alone, as
+    /// `du -s`); deeper levels are counted into their ancestors only.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth;
+        self
+    }
+
+    /// Count every hard link of a file (`du -l`), not the first one met alone.
+    pub fn count_links(mut self, yes: bool) -> Self {
+        self.count_links = yes;
+        self
+    }
+
+    /// Count nothing on another file system than its root's (`du -x`): mount points
+    /// are neither entered nor counted.
+    pub fn same_file_system(mut self, yes: bool) -> Self {
+        self.same_file_system = yes;
+        self
+    }
+
+    /// Follow symbolic links (`du -L`): each link counts as what it leads to, a
+    /// dangling link is an error, and every file is counted once however it is reached.
+    /// Without it, a link counts as itself, and so does a root that is a link (unless
+    /// written with a trailing slash, which the system resolves).
+    pub fn follow_links(mut self, yes: bool) -> Self {
+        self.follow_links = yes;
+        self
+    }
+
+    /// Which files the result keeps (none by default).
+    pub fn keep_files(mut self, keep: KeepFiles) -> Self {
+        self.keep_files = keep;
+        self
+    }
+
+    /// Worker threads (see [`WalkBuilder::threads`]).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n;
+        self
+    }
+
+    /// Neither count nor enter an entry whose path (as built from its root) `test`
+    /// says `true` for; roots are tested too.
+    pub fn exclude<F>(mut self, test: F) -> Self
+    where
+        F: Fn(&[u8]) -> bool + Send + Sync + 'static,
+    {
+        self.exclude = Some(Arc::new(test));
+        self
+    }
+
+    /// Tell each error to `sink` (called from any worker) as it happens. The run goes
+    /// on; [`DiskUsage::errors`] counts them.
+    pub fn on_error<F>(mut self, sink: F) -> Self
+    where
+        F: Fn(&Error) + Send + Sync + 'static,
+    {
+        self.on_error = Some(Arc::new(sink));
+        self
+    }
+
+    /// Add to these counters while counting.
+    pub fn progress(mut self, counters: Arc<UsageProgress>) -> Self {
+        self.progress = Some(counters);
+        self
+    }
+}
+
+/// A file or directory kept in the result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageNode {
+    /// Its name in its directory; for a root, its path as given.
+    pub name: Vec<u8>,
+    /// Its type ([`FileType::Dir`] for a directory).
+    pub file_type: FileType,
+    /// Everything at and below it, counted once.
+    pub total: Totals,
+    /// The directory itself and its non-directory entries, without its subdirectories
+    /// (`du -S`); for a file, its total.
+    pub own: Totals,
+    /// Its own `st_size`.
+    pub size: u64,
+    /// Its device.
+    pub dev: u64,
+    /// Its inode number.
+    pub ino: u64,
+    /// Its link count.
+    pub nlink: u64,
+    /// The entries kept below it, in no particular order.
+    pub children: Vec<UsageNode>,
+}
+
+impl UsageNode {
+    fn file(name: Vec<u8>, m: &Metadata) -> UsageNode {
+        let t = Totals::of(m);
+        UsageNode {
+            name,
+            file_type: m.file_type(),
+            total: t,
+            own: t,
+            size: m.size,
+            dev: m.dev,
+            ino: m.ino,
+            nlink: m.nlink,
+            children: Vec::new(),
+        }
+    }
+
+    /// Whether this is a directory.
+    pub fn is_dir(&self) -> bool {
+        self.file_type == FileType::Dir
+    }
+}
+
+/// What [`disk_usage`] found.
+#[derive(Clone, Debug, Default)]
+pub struct DiskUsage {
+    /// One node a root, in the order given; a root that could not be read at all, or
+    /// that was met already (given twice, or inside an earlier root), has none.
+    pub roots: Vec<UsageNode>,
+    /// The roots' totals added up (`du -c`).
+    pub total: Totals,
+    /// Errors met (each told to [`UsageOptions::on_error`]): when not 0, the totals
+    /// miss what could not be read.
+    pub errors: u64,
+}
+
+/// The (device, inode) pairs counted, in shards so that workers rarely wait.
+struct Seen {
+    shards: Vec<Mutex<HashSet<(u64, u64)>>>,
+}
+
+impl Seen {
+    fn new() -> Seen {
+        Seen {
+            shards: (0..64).map(|_| Mutex::new(HashSet::new())).collect(),
+        }
+    }
+
+    /// Records a file; `false` if it was counted already.
+    fn insert(&self, dev: u64, ino: u64) -> bool {
+        let h = (ino ^ dev.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let shard = &self.shards[(h >> 58) as usize];
+        shard
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((dev, ino))
+    }
+}
+
+/// What the workers of one run share.
+struct Run<'a> {
+    opts: &'a UsageOptions,
+    seen: Seen,
+    /// Remember every file, not only those with several links.
+    hash_all: bool,
+    errors: AtomicU64,
+    /// The root's node, once it is left.
+    result: Mutex<Option<UsageNode>>,
+}
+
+impl Run<'_> {
+    fn error(&self, e: &Error) {
+        self.errors.fetch_add(1, Relaxed);
+        if let Some(sink) = &self.opts.on_error {
+            sink(e);
+        }
+    }
+
+    /// Whether a file of metadata `m` is to be counted now (not met before).
+    fn first_time(&self, m: &Metadata) -> bool {
+        self.opts.count_links
+            || !(self.hash_all || (m.nlink > 1 && !m.file_type().is_dir()))
+            || self.seen.insert(m.dev, m.ino)
+    }
+
+    fn excluded(&self, path: &[u8]) -> bool {
+        self.opts.exclude.as_ref().is_some_and(|ex| ex(path))
+    }
+}
+
+/// A directory being counted.
+struct DirState {
+    depth: usize,
+    /// The directory itself and its non-directory entries.
+    own: AtomicTotals,
+    /// Its subdirectories, folded in as they are left.
+    sub: AtomicTotals,
+    /// Its entries kept, as they come.
+    children: Mutex<Vec<UsageNode>>,
+    meta: Metadata,
+}
+
+/// Each worker's visitor.
+struct Counter<'a> {
+    run: &'a Run<'a>,
+    root_dev: u64,
+    path: Vec<u8>,
+    /// Counted and not yet added to the shared progress counters.
+    entries: u64,
+    bytes: u64,
+}
+
+const ASK: StatMask = StatMask::SIZE
+    .union(StatMask::BLOCKS)
+    .union(StatMask::NLINK);
+
+impl Counter<'_> {
+    fn counted(&mut self, t: Totals) {
+        self.entries += 1;
+        self.bytes += t.bytes;
+        if self.entries >= 4096 {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(p) = &self.run.opts.progress {
+            p.entries.fetch_add(self.entries, Relaxed);
+            p.bytes.fetch_add(self.bytes, Relaxed);
+        }
+        self.entries = 0;
+        self.bytes = 0;
+    }
+
+    fn stat(&self, e: &Entry<'_>, mask: StatMask) -> std::io::Result<Metadata> {
+        let follow = self.run.opts.follow_links;
+        match (e.dir(), e.c_name()) {
+            (Some(dir), Some(name)) => dir.stat_at(name, mask, follow),
+            _ => sys::stat_path(&e.path(), mask, follow),
+        }
+    }
+
+    fn keep(&self, depth: usize) -> bool {
+        depth <= self.run.opts.max_depth
+            && match self.run.opts.keep_files {
+                KeepFiles::None => false,
+                KeepFiles::All | KeepFiles::Largest(_) => true,
+            }
+    }
+
+    /// A directory that the walk could not open: `du` counts its own size all the same.
+    fn unreadable(&mut self, err: &Error, parent: &DirState) {
+        let opts = self.run.opts;
+        let Ok(m) = sys::stat_path(err.path(), ASK, opts.follow_links) else {
+            return;
+        };
+        if !m.file_type().is_dir() || (opts.same_file_system && m.dev != self.root_dev) {
+            return;
+        }
+        let t = Totals::of(&m);
+        parent.sub.add(t);
+        self.counted(t);
+        if err.depth() <= opts.max_depth {
+            let name = err
+                .path()
+                .file_name()
+                .map_or_else(Vec::new, |n| crate::walk::path_to_bytes(Path::new(n)));
+            let node = UsageNode::file(name, &m);
+            parent
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node);
+        }
+    }
+}
+
+impl Drop for Counter<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+impl Visitor for Counter<'_> {
+    type State = DirState;
+
+    fn enter(&mut self, d: &DirEvent<'_>, _: Option<&DirState>) -> DirState {
+        let m = match d.dir() {
+            Some(dir) => dir.stat(ASK),
+            None => sys::stat_path(&d.to_path_buf(), ASK, true),
+        };
+        let m = m.unwrap_or_else(|e| {
+            self.run.error(&Error::io(d.to_path_buf(), d.depth(), e));
+            Metadata::default()
+        });
+        let t = Totals::of(&m);
+        self.counted(t);
+        let own = AtomicTotals::default();
+        own.add(Totals { inodes: 1, ..t });
+        DirState {
+            depth: d.depth(),
+            own,
+            sub: AtomicTotals::default(),
+            children: Mutex::new(Vec::new()),
+            meta: m,
+        }
+    }
+
+    fn entry(&mut self, item: Result<&Entry<'_>, Error>, dir: Option<&DirState>) -> Control {
+        let e = match item {
+            Ok(e) => e,
+            Err(err) => {
+                // A link back to a directory being walked: du -L passes it silently
+                // (the directory is counted already).
+                if err.loop_ancestor().is_some() {
+                    return Control::Continue;
+                }
+                self.run.error(&err);
+                if let Some(parent) = dir.filter(|p| err.depth() == p.depth + 1) {
+                    self.unreadable(&err, parent);
+                }
+                return Control::Continue;
+            }
+        };
+        // A root is counted when entered (or before the walk, if not a directory).
+        let Some(state) = dir else {
+            return Control::Continue;
+        };
+        let opts = self.run.opts;
+        if opts.exclude.is_some() {
+            self.path.clear();
+            e.write_path(&mut self.path);
+            if self.run.excluded(&self.path) {
+                return Control::Skip;
+            }
+        }
+        let is_dir = e.is_dir();
+        if is_dir && !self.run.hash_all && !opts.same_file_system {
+            // Counted when entered, from its own handle.
+            return Control::Continue;
+        }
+        let mask = if is_dir { StatMask::TYPE } else { ASK };
+        let m = match self.stat(e, mask) {
+            Ok(m) => m,
+            Err(err) => {
+                self.run.error(&Error::io(e.path(), e.depth(), err));
+                return Control::Skip;
+            }
+        };
+        if opts.same_file_system && m.dev != self.root_dev {
+            return Control::Skip;
+        }
+        if !self.run.first_time(&m) {
+            return Control::Skip;
+        }
+        if is_dir || m.file_type().is_dir() {
+            return Control::Continue;
+        }
+        let t = Totals::of(&m);
+        state.own.add(t);
+        self.counted(t);
+        if self.keep(e.depth()) {
+            let node = UsageNode::file(e.name().to_vec(), &m);
+            state
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node);
+        }
+        Control::Continue
+    }
+
+    fn leave(&mut self, d: &DirEvent<'_>, state: DirState, parent: Option<&DirState>) {
+        let DirState {
+            depth,
+            own,
+            sub,
+            children,
+            meta,
+        } = state;
+        let own = own.into_inner();
+        let total = own + sub.into_inner();
+        if let Some(p) = parent {
+            p.sub.add(total);
+        }
+        if depth > self.run.opts.max_depth {
+            return;
+        }
+        let mut children = children.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let KeepFiles::Largest(n) = self.run.opts.keep_files {
+            keep_largest_files(&mut children, n);
+        }
+        let name = match d.c_name() {
+            Some(n) if depth > 0 => n.to_bytes().to_vec(),
+            _ => d.path().to_vec(),
+        };
+        let node = UsageNode {
+            name,
+            file_type: FileType::Dir,
+            total,
+            own,
+            size: meta.size,
+            dev: meta.dev,
+            ino: meta.ino,
+            nlink: meta.nlink,
+            children,
+        };
+        match parent {
+            Some(p) => p
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node),
+            None => *self.run.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(node),
+        }
+    }
+}
+
+/// Keeps every directory of `children` and the `n` largest other entries.
+fn keep_largest_files(children: &mut Vec<UsageNode>, n: usize) {
+    let files = children.iter().filter(|c| !c.is_dir()).count();
+    if files <= n {
+        return;
+    }
+    let mut sizes: Vec<u64> = children
+        .iter()
+        .filter(|c| !c.is_dir())
+        .map(|c| c.total.bytes)
+        .collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    let cut = if n == 0 { u64::MAX } else { sizes[n - 1] };
+    let mut above = sizes.iter().filter(|&&s| s > cut).count();
+    children.retain(|c| {
+        if c.is_dir() || c.total.bytes > cut {
+            return true;
+        }
+        // Ties at the cut: as many as fit.
+        if c.total.bytes == cut && above < n {
+            above += 1;
+            return true;
+        }
+        false
+    });
+}
+
+/// Counts the disk usage of each of `roots`, in order, with hard links counted once
+/// across all of them (see the [module](self)).
+///
+/// A root that is not a directory is counted as a single file; a root that is a
+/// symbolic link counts as the link unless links are followed (or it is written with a
+/// trailing slash). A directory that cannot be read counts its own size, and an error.
+///
+/// ```
+/// use ftw::usage::{KeepFiles, UsageOptions, disk_usage};
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir_all(tmp.path().join("a/b"))?;
+/// std::fs::write(tmp.path().join("a/b/deep"), vec![0u8; 5000])?;
+/// std::fs::write(tmp.path().join("top"), b"hello")?;
+/// let opts = UsageOptions::new().max_depth(1).keep_files(KeepFiles::All);
+/// let usage = disk_usage(&[tmp.path()], &opts);
+/// let root = &usage.roots[0];
+/// assert_eq!(root.total.apparent, 5005);
+/// let mut names: Vec<_> = root.children.iter().map(|c| c.name.clone()).collect();
+/// names.sort();
+/// assert_eq!(names, vec![b"a".to_vec(), b"top".to_vec()]);
+/// // a/b is below the kept depth: folded into a, not kept.
+/// let a = root.children.iter().find(|c| c.name == b"a").unwrap();
+/// assert!(a.children.is_empty());
+/// assert_eq!(a.total.apparent, 5000);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUsage {
+    let run = Run {
+        opts: options,
+        seen: Seen::new(),
+        hash_all: roots.len() > 1 || options.follow_links,
+        errors: AtomicU64::new(0),
+        result: Mutex::new(None),
+    };
+    let mut usage = DiskUsage::default();
+    for root in roots {
+        let root = root.as_ref();
+        let name = crate::walk::path_to_bytes(root);
+        if run.excluded(&name) {
+            continue;
+        }
+        let m = match sys::stat_path(root, ASK, options.follow_links) {
+            Ok(m) => m,
+            Err(e) => {
+                run.error(&Error::io(root.to_path_buf(), 0, e));
+                continue;
+            }
+        };
+        if !run.first_time(&m) {
+            continue;
+        }
+        if !m.file_type().is_dir() {
+            let node = UsageNode::file(name, &m);
+            if let Some(p) = &options.progress {
+                p.entries.fetch_add(1, Relaxed);
+                p.bytes.fetch_add(node.total.bytes, Relaxed);
+            }
+            usage.total += node.total;
+            usage.roots.push(node);
+            continue;
+        }
+        WalkBuilder::new(root)
+            .threads(options.threads)
+            .follow_links(options.follow_links)
+            .same_file_system(options.same_file_system)
+            .build_parallel()
+            .visit_events(|| Counter {
+                run: &run,
+                root_dev: m.dev,
+                path: Vec::new(),
+                entries: 0,
+                bytes: 0,
+            });
+        let node = run
+            .result
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            // Not entered (it could not be read): its own size, as du counts it.
+            .unwrap_or_else(|| UsageNode::file(name, &m));
+        usage.total += node.total;
+        usage.roots.push(node);
+    }
+    usage.errors = run.errors.into_inner();
+    usage
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = tmp.path();
+        std::fs::create_dir_all(r.join("a/b/c")).unwrap();
+        std::fs::create_dir_all(r.join("d")).unwrap();
+        std::fs::write(r.join("a/f"), vec![1u8; 3000]).unwrap();
+        std::fs::write(r.join("a/b/c/g"), vec![1u8; 9000]).unwrap();
+        std::fs::hard_link(r.join("a/f"), r.join("d/f2")).unwrap();
+        std::fs::hard_link(r.join("a/f"), r.join("a/b/f3")).unwrap();
+        std::os::unix::fs::symlink("a/f", r.join("link")).unwrap();
+        std::fs::File::create(r.join("sparse"))
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        tmp
+    }
+
+    fn blocks(path: &Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path).unwrap().blocks() * 512
+    }
+
+    #[test]
+    fn usage_counts_hard_links_once_and_links_as_themselves() {
+        let tmp = tree();
+        let r = tmp.path();
+        for threads in [1, 2, 0] {
+            let u = disk_usage(&[r], &UsageOptions::new().threads(threads));
+            let root = &u.roots[0];
+            assert_eq!(u.errors, 0);
+            // root, a, a/b, a/b/c, d, f (3 links), g, link, sparse
+            assert_eq!(root.total.inodes, 9);
+            assert_eq!(root.total.apparent, 3000 + 9000 + 3 + (1 << 30));
+            let expect: u64 = [
+                "", "a", "a/b", "a/b/c", "d", "a/f", "a/b/c/g", "link", "sparse",
+            ]
+            .iter()
+            .map(|p| blocks(&r.join(p)))
+            .sum();
+            assert_eq!(root.total.bytes, expect);
+            let l = disk_usage(&[r], &UsageOptions::new().count_links(true));
+            assert_eq!(l.roots[0].total.inodes, 11);
+            assert_eq!(l.roots[0].total.apparent, root.total.apparent + 6000);
+        }
+    }
+
+    #[test]
+    fn usage_keeps_the_asked_depth_and_folds_the_rest() {
+        let tmp = tree();
+        let r = tmp.path();
+        let u = disk_usage(&[r], &UsageOptions::new().max_depth(0));
+        assert!(u.roots[0].children.is_empty());
+        let all = disk_usage(&[r], &UsageOptions::new());
+        assert_eq!(u.roots[0].total, all.roots[0].total);
+        let a = all.roots[0]
+            .children
+            .iter()
+            .find(|c| c.name == b"a")
+            .unwrap();
+        let b = &a.children[0];
+        assert_eq!(b.name, b"b");
+        // -S: a's own is a itself and a/f, without b.
+        assert_eq!(a.own.inodes, 2);
+        assert_eq!(a.total.inodes, a.own.inodes + b.total.inodes);
+        let files = disk_usage(
+            &[r],
+            &UsageOptions::new()
+                .max_depth(1)
+                .keep_files(KeepFiles::Largest(1)),
+        );
+        let files: Vec<_> = files.roots[0]
+            .children
+            .iter()
+            .filter(|c| !c.is_dir())
+            .collect();
+        assert_eq!(files.len(), 1, "the largest file of link and sparse alone");
+    }
+
+    #[test]
+    fn usage_counts_a_file_once_across_roots() {
+        let tmp = tree();
+        let r = tmp.path();
+        let u = disk_usage(
+            &[r.join("a"), r.join("d"), r.join("a/b")],
+            &UsageOptions::new(),
+        );
+        // d/f2 is a/f, met first under a; a/b was counted within a.
+        assert_eq!(u.roots.len(), 2);
+        assert_eq!(u.roots[1].total.inodes, 1);
+        assert_eq!(u.total.inodes, u.roots[0].total.inodes + 1);
+    }
+
+    #[test]
+    fn usage_roots_that_are_files_links_or_missing() {
+        let tmp = tree();
+        let r = tmp.path();
+        let errors = Arc::new(AtomicU64::new(0));
+        let seen = errors.clone();
+        let opts = UsageOptions::new().on_error(move |_| {
+            seen.fetch_add(1, Relaxed);
+        });
+        let u = disk_usage(&[r.join("link"), r.join("missing"), r.join("a/f")], &opts);
+        assert_eq!(u.errors, 1);
+        assert_eq!(errors.load(Relaxed), 1);
+        assert_eq!(u.roots[0].file_type, FileType::Symlink);
+        assert_eq!(u.roots[0].total.apparent, 3);
+        assert_eq!(u.roots[1].total.apparent, 3000);
+        let followed = disk_usage(&[r.join("link")], &UsageOptions::new().follow_links(true));
+        assert_eq!(followed.roots[0].total.apparent, 3000);
+    }
+
+    #[test]
+    fn usage_excludes_paths() {
+        let tmp = tree();
+        let r = tmp.path();
+        let u = disk_usage(
+            &[r],
+            &UsageOptions::new().exclude(|p: &[u8]| p.ends_with(b"/a")),
+        );
+        // Without a: root, d, d/f2, link, sparse.
+        assert_eq!(u.roots[0].total.inodes, 5);
+    }
+
+    #[test]
+    fn usage_keeps_the_largest_files() {
+        let mk = |name: &str, bytes: u64| UsageNode {
+            name: name.as_bytes().to_vec(),
+            file_type: FileType::File,
+            total: Totals {
+                bytes,
+                apparent: 0,
+                inodes: 1,
+            },
+            own: Totals::default(),
+            size: 0,
+            dev: 0,
+            ino: 0,
+            nlink: 1,
+            children: Vec::new(),
+        };
+        let mut v = vec![mk("a", 1), mk("b", 5), mk("c", 5), mk("d", 9), mk("e", 2)];
+        keep_largest_files(&mut v, 2);
+        let names: Vec<_> = v.iter().map(|c| c.name.clone()).collect();
+        assert_eq!(names, vec![b"b".to_vec(), b"d".to_vec()]);
+    }
+}
