@@ -116,19 +116,6 @@ impl AtomicTotals {
     }
 }
 
-/// Which non-directory entries the result keeps (directories are kept down to
-/// [`UsageOptions::max_depth`] in any case).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeepFiles {
-    /// None: files are only counted.
-    None,
-    /// Every file down to the kept depth (`du -a`, an export).
-    All,
-    /// The `n` largest of each directory (by allocated bytes): enough for a view of
-    /// the `n` largest entries of the whole tree, in memory bounded by `n` a directory.
-    Largest(usize),
-}
-
 /// Counters a caller may read while [`disk_usage`] runs, to show progress. Workers add
 /// to them in batches, not once per entry.
 #[derive(Debug, Default)]
@@ -162,11 +149,11 @@ type ErrorSink = Arc<dyn Fn(&Error) + Send + Sync>;
 /// How [`disk_usage`] counts and what it keeps.
 ///
 /// ```
-/// use ftw::usage::{KeepFiles, UsageOptions};
+/// use ftw::usage::UsageOptions;
 ///
 /// let opts = UsageOptions::new()
 ///     .max_depth(2)              // keep the top two levels below each root
-///     .keep_files(KeepFiles::All) // and their files
+///     .keep_files(true)          // and their files
 ///     .same_file_system(true)    // du -x
 ///     .threads(2);
 /// # let _ = opts;
@@ -177,7 +164,8 @@ pub struct UsageOptions {
     count_links: bool,
     same_file_system: bool,
     follow_links: bool,
-    keep_files: KeepFiles,
+    keep_files: bool,
+    largest: usize,
     threads: usize,
     exclude: Option<PathTest>,
     on_error: Option<ErrorSink>,
@@ -199,7 +187,8 @@ impl UsageOptions {
             count_links: false,
             same_file_system: false,
             follow_links: false,
-            keep_files: KeepFiles::None,
+            keep_files: false,
+            largest: usize::MAX,
             threads: 0,
             exclude: None,
             on_error: None,
@@ -236,9 +225,34 @@ impl UsageOptions {
         self
     }
 
-    /// Which files the result keeps (none by default).
-    pub fn keep_files(mut self, keep: KeepFiles) -> Self {
-        self.keep_files = keep;
+    /// Keep the files too, not only the directories (down to the kept depth): for
+    /// `du -a` or an export. Off by default.
+    pub fn keep_files(mut self, yes: bool) -> Self {
+        self.keep_files = yes;
+        self
+    }
+
+    /// Below each directory, keep only its `n` largest descendants (by allocated
+    /// bytes, a directory before its contents on ties): enough to show the `n` largest
+    /// entries of the whole tree, which are among them, in memory bounded by `n` for
+    /// each directory being walked rather than by the tree's size.
+    ///
+    /// ```
+    /// use ftw::usage::{UsageOptions, disk_usage};
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// for (name, len) in [("small", 10u64), ("big", 100_000), ("mid", 20_000)] {
+    ///     std::fs::write(tmp.path().join(name), vec![1u8; len as usize])?;
+    /// }
+    /// let opts = UsageOptions::new().keep_files(true).keep_largest(1);
+    /// let root = &disk_usage(&[tmp.path()], &opts).roots[0];
+    /// assert_eq!(root.children.len(), 1);
+    /// assert_eq!(root.children[0].name, b"big");
+    /// assert_eq!(root.total.apparent, 120_010); // everything is still counted
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn keep_largest(mut self, n: usize) -> Self {
+        self.largest = n;
         self
     }
 
@@ -275,7 +289,7 @@ impl UsageOptions {
     }
 }
 
-/// A file or directory kept in the result.
+/// A file or directory kept in the result. Dropped without recursion, however deep.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsageNode {
     /// Its name in its directory; for a root, its path as given.
@@ -297,6 +311,15 @@ pub struct UsageNode {
     pub nlink: u64,
     /// The entries kept below it, in no particular order.
     pub children: Vec<UsageNode>,
+}
+
+impl Drop for UsageNode {
+    fn drop(&mut self) {
+        let mut below = std::mem::take(&mut self.children);
+        while let Some(mut c) = below.pop() {
+            below.append(&mut c.children);
+        }
+    }
 }
 
 impl UsageNode {
@@ -441,11 +464,7 @@ impl Counter<'_> {
     }
 
     fn keep(&self, depth: usize) -> bool {
-        depth <= self.run.opts.max_depth
-            && match self.run.opts.keep_files {
-                KeepFiles::None => false,
-                KeepFiles::All | KeepFiles::Largest(_) => true,
-            }
+        depth <= self.run.opts.max_depth && self.run.opts.keep_files
     }
 
     /// A directory that the walk could not open: `du` counts its own size all the same.
@@ -587,8 +606,8 @@ impl Visitor for Counter<'_> {
             return;
         }
         let mut children = children.into_inner().unwrap_or_else(|e| e.into_inner());
-        if let KeepFiles::Largest(n) = self.run.opts.keep_files {
-            keep_largest_files(&mut children, n);
+        if self.run.opts.largest != usize::MAX {
+            keep_largest(&mut children, self.run.opts.largest);
         }
         let name = match d.c_name() {
             Some(n) if depth > 0 => n.to_bytes().to_vec(),
@@ -616,31 +635,38 @@ impl Visitor for Counter<'_> {
     }
 }
 
-/// Keeps every directory of `children` and the `n` largest other entries.
-fn keep_largest_files(children: &mut Vec<UsageNode>, n: usize) {
-    let files = children.iter().filter(|c| !c.is_dir()).count();
-    if files <= n {
+/// Keeps the `n` largest nodes of the trees `children` (and, as they are no larger,
+/// their ancestors come first on ties): level by level, so that a node is looked at
+/// after its parent, without recursion.
+fn keep_largest(children: &mut Vec<UsageNode>, n: usize) {
+    let mut sizes = Vec::new();
+    let mut stack: Vec<&UsageNode> = children.iter().collect();
+    while let Some(c) = stack.pop() {
+        sizes.push(c.total.bytes);
+        stack.extend(c.children.iter());
+    }
+    if sizes.len() <= n {
         return;
     }
-    let mut sizes: Vec<u64> = children
-        .iter()
-        .filter(|c| !c.is_dir())
-        .map(|c| c.total.bytes)
-        .collect();
-    sizes.sort_unstable_by(|a, b| b.cmp(a));
-    let cut = if n == 0 { u64::MAX } else { sizes[n - 1] };
-    let mut above = sizes.iter().filter(|&&s| s > cut).count();
-    children.retain(|c| {
-        if c.is_dir() || c.total.bytes > cut {
-            return true;
+    if n == 0 {
+        children.clear();
+        return;
+    }
+    let (_, &mut cut, _) = sizes.select_nth_unstable_by(n - 1, |a, b| b.cmp(a));
+    let mut ties = n - sizes.iter().filter(|&&s| s > cut).count();
+    let mut queue = std::collections::VecDeque::from([children]);
+    while let Some(v) = queue.pop_front() {
+        v.retain(|c| {
+            c.total.bytes > cut
+                || (c.total.bytes == cut && ties > 0 && {
+                    ties -= 1;
+                    true
+                })
+        });
+        for c in v {
+            queue.push_back(&mut c.children);
         }
-        // Ties at the cut: as many as fit.
-        if c.total.bytes == cut && above < n {
-            above += 1;
-            return true;
-        }
-        false
-    });
+    }
 }
 
 /// Counts the disk usage of each of `roots`, in order, with hard links counted once
@@ -651,13 +677,13 @@ fn keep_largest_files(children: &mut Vec<UsageNode>, n: usize) {
 /// trailing slash). A directory that cannot be read counts its own size, and an error.
 ///
 /// ```
-/// use ftw::usage::{KeepFiles, UsageOptions, disk_usage};
+/// use ftw::usage::{UsageOptions, disk_usage};
 ///
 /// let tmp = tempfile::tempdir()?;
 /// std::fs::create_dir_all(tmp.path().join("a/b"))?;
 /// std::fs::write(tmp.path().join("a/b/deep"), vec![0u8; 5000])?;
 /// std::fs::write(tmp.path().join("top"), b"hello")?;
-/// let opts = UsageOptions::new().max_depth(1).keep_files(KeepFiles::All);
+/// let opts = UsageOptions::new().max_depth(1).keep_files(true);
 /// let usage = disk_usage(&[tmp.path()], &opts);
 /// let root = &usage.roots[0];
 /// assert_eq!(root.total.apparent, 5005);
@@ -803,14 +829,11 @@ mod tests {
             &[r],
             &UsageOptions::new()
                 .max_depth(1)
-                .keep_files(KeepFiles::Largest(1)),
+                .keep_files(true)
+                .keep_largest(1),
         );
-        let files: Vec<_> = files.roots[0]
-            .children
-            .iter()
-            .filter(|c| !c.is_dir())
-            .collect();
-        assert_eq!(files.len(), 1, "the largest file of link and sparse alone");
+        assert_eq!(files.roots[0].children.len(), 1, "the largest entry alone");
+        assert_eq!(files.roots[0].children[0].name, b"a");
     }
 
     #[test]
@@ -876,8 +899,26 @@ mod tests {
             children: Vec::new(),
         };
         let mut v = vec![mk("a", 1), mk("b", 5), mk("c", 5), mk("d", 9), mk("e", 2)];
-        keep_largest_files(&mut v, 2);
+        let mut dir = mk("x", 5);
+        dir.file_type = FileType::Dir;
+        dir.children = vec![mk("y", 5), mk("z", 1)];
+        v.push(dir);
+        keep_largest(&mut v, 3);
         let names: Vec<_> = v.iter().map(|c| c.name.clone()).collect();
-        assert_eq!(names, vec![b"b".to_vec(), b"d".to_vec()]);
+        // d (9), then two of the 5s: b and c come before x, whose child y never fits.
+        assert_eq!(names, vec![b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]);
+        let mut deep = mk("top", 7);
+        let mut cur = &mut deep;
+        for i in 0..200_000 {
+            cur.children.push(mk(&i.to_string(), 7));
+            cur = &mut cur.children[0];
+        }
+        let mut v = vec![deep];
+        keep_largest(&mut v, 2);
+        assert_eq!(
+            v[0].children[0].children.len(),
+            0,
+            "a chain cut at 2, without recursion"
+        );
     }
 }
