@@ -1,10 +1,13 @@
 //! The `ftw` command: argument parsing and dispatch. The work is done by the `ftw`
 //! library; this crate only wires options and formats output.
 
+mod du;
+mod export;
 mod find;
 mod output;
-#[allow(dead_code)] // its users, `ftw rm` and `ftw du`, come next
 mod progress;
+mod size;
+mod tree;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Write;
@@ -23,20 +26,28 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Find(find::FindArgs),
+    Du(du::DuArgs),
 }
 
 fn main() -> ExitCode {
     // The help tells the limits that hold on this machine, so it is made at run time.
     let budget = ftw::walk::Budget::from_limit();
-    let command = Cli::command().mut_subcommand("find", |c| {
-        c.after_help(format!("{}\n\n{}", find::EXAMPLES, budget.describe()))
-    });
-    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+    let command = Cli::command()
+        .mut_subcommand("find", |c| {
+            c.after_help(format!("{}\n\n{}", find::EXAMPLES, budget.describe()))
+        })
+        .mut_subcommand("du", |c| c.after_help(du::EXAMPLES));
+    let matches = command.get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
     match cli.command {
         Command::Find(args) => find::run(args),
+        Command::Du(args) => {
+            let sub = matches.subcommand_matches("du").expect("the du subcommand");
+            du::run(args, sub)
+        }
     }
 }
 

@@ -259,3 +259,10 @@ pub fn process_cpu_time() -> std::time::Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
+
+/// The size of the terminal on standard output, as (columns, rows); `None` when it is
+/// not a terminal (or says it has no size).
+pub fn terminal_size() -> Option<(u16, u16)> {
+    let ws = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
+    (ws.ws_col > 0 && ws.ws_row > 0).then_some((ws.ws_col, ws.ws_row))
+}

@@ -242,3 +242,8 @@ pub fn fd_limit() -> Option<u64> {
 pub fn process_cpu_time() -> std::time::Duration {
     std::time::Duration::ZERO
 }
+
+/// The size of the terminal on standard output, as (columns, rows): not known here.
+pub fn terminal_size() -> Option<(u16, u16)> {
+    None
+}
