@@ -27,7 +27,8 @@ PATHs; symbolic links as themselves (unless -L). With --apparent-size (-A, -b), 
 regular files and symbolic links add their size (coreutils 9.2 and later); directories
 add none. Without du's options and with standard output on a terminal, ftw shows the
 tree; with any of them, or piped, it prints what du would print, directories in no
-fixed order among their siblings (each after its contents). Errors are reported as
+fixed order among their siblings (each after its contents; with -j 1, in du's order, and
+a file with hard links in several directories is counted where du counts it). Errors are reported as
 'ftw: PATH: reason' while the count goes on; the totals are then incomplete, said on
 standard error, and the exit status is 1.";
 
@@ -465,8 +466,8 @@ fn root_display(name: &[u8]) -> &[u8] {
     &name[..end]
 }
 
-/// du's lines: every node kept, each directory after its contents (post-order, the
-/// entries of a directory in name order), then the total with -c.
+/// du's lines: every node kept, each directory after its contents (post-order, in the
+/// order kept: du's own with -j 1), then the total with -c.
 fn print_du(
     out: &mut Output,
     usage: &DiskUsage,
@@ -520,7 +521,5 @@ fn print_du(
 }
 
 fn sorted(node: &UsageNode) -> Vec<&UsageNode> {
-    let mut v: Vec<&UsageNode> = node.children.iter().collect();
-    v.sort_by(|a, b| a.name.cmp(&b.name));
-    v
+    node.children.iter().collect()
 }

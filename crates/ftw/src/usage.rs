@@ -256,7 +256,11 @@ impl UsageOptions {
         self
     }
 
-    /// Worker threads (see [`WalkBuilder::threads`]).
+    /// Worker threads (see [`WalkBuilder::threads`]). With 1, the walk is serial and
+    /// in du's order: depth first, each directory's entries in the order the system
+    /// reads them, a subdirectory walked where it is met; so a file with links in
+    /// several directories is counted where du counts it, and the kept children are in
+    /// that order. With several, in the order workers reach them.
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
         self
@@ -309,7 +313,9 @@ pub struct UsageNode {
     pub ino: u64,
     /// Its link count.
     pub nlink: u64,
-    /// The entries kept below it, in no particular order.
+    /// The entries kept below it: in the walk's order with one thread (files as met,
+    /// a directory once left, which a serial walk does before going on), else as the
+    /// workers happened to finish them.
     pub children: Vec<UsageNode>,
 }
 
@@ -731,18 +737,25 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
             usage.roots.push(node);
             continue;
         }
-        WalkBuilder::new(root)
-            .threads(options.threads)
+        let counter = || Counter {
+            run: &run,
+            root_dev: m.dev,
+            path: Vec::new(),
+            entries: 0,
+            bytes: 0,
+        };
+        let walk = WalkBuilder::new(root)
             .follow_links(options.follow_links)
-            .same_file_system(options.same_file_system)
-            .build_parallel()
-            .visit_events(|| Counter {
-                run: &run,
-                root_dev: m.dev,
-                path: Vec::new(),
-                entries: 0,
-                bytes: 0,
-            });
+            .same_file_system(options.same_file_system);
+        if options.threads == 1 {
+            // du's order: depth first, each directory's entries as read, a
+            // subdirectory walked where it is met.
+            walk.keep_handles(true).build().visit_events(&mut counter());
+        } else {
+            walk.threads(options.threads)
+                .build_parallel()
+                .visit_events(counter);
+        }
         let node = run
             .result
             .lock()
