@@ -149,7 +149,8 @@ pub struct DuArgs {
     color: When,
 
     /// Write the tree in ncdu's JSON export format to FILE ('-': standard output),
-    /// down to -d or --depth if given, for 'ncdu -f FILE' or 'gdu -f FILE'.
+    /// down to -d or --depth if given, for 'ncdu -f FILE' or 'gdu -f FILE'; nothing
+    /// else is printed.
     #[arg(short = 'o', long = "export", value_name = "FILE")]
     export: Option<PathBuf>,
 
@@ -367,12 +368,8 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
                 status = 1;
             }
         }
-        if file.as_os_str() == "-" {
-            return finish(status, usage.errors);
-        }
-        if !args.tree && !args.du_options() {
-            return finish(status, usage.errors);
-        }
+        // The export is the output.
+        return finish(status, usage.errors);
     }
     let mut out = match Output::stdout() {
         Ok(o) => o,
