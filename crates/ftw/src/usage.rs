@@ -363,26 +363,63 @@ pub struct DiskUsage {
     pub errors: u64,
 }
 
+/// A hasher for (device, inode) pairs: a multiply and a rotation per word, not SipHash
+/// (the keys come from the file system, not from an adversary choosing collisions
+/// through a network).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+}
+
+type IdSet = HashSet<(u64, u64), std::hash::BuildHasherDefault<IdHasher>>;
+
 /// The (device, inode) pairs counted, in shards so that workers rarely wait.
 struct Seen {
-    shards: Vec<Mutex<HashSet<(u64, u64)>>>,
+    shards: Vec<Mutex<IdSet>>,
+    /// Whether any pair is held: until then, no entry needs looking up.
+    any: std::sync::atomic::AtomicBool,
 }
 
 impl Seen {
     fn new() -> Seen {
         Seen {
-            shards: (0..64).map(|_| Mutex::new(HashSet::new())).collect(),
+            shards: (0..64).map(|_| Mutex::new(IdSet::default())).collect(),
+            any: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    fn shard(&self, dev: u64, ino: u64) -> std::sync::MutexGuard<'_, IdSet> {
+        let h = (ino ^ dev.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.shards[(h >> 58) as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Records a file; `false` if it was counted already.
     fn insert(&self, dev: u64, ino: u64) -> bool {
-        let h = (ino ^ dev.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let shard = &self.shards[(h >> 58) as usize];
-        shard
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert((dev, ino))
+        if !self.any.load(Relaxed) {
+            self.any.store(true, Relaxed);
+        }
+        self.shard(dev, ino).insert((dev, ino))
+    }
+
+    /// Whether a file was counted already.
+    fn contains(&self, dev: u64, ino: u64) -> bool {
+        self.any.load(Relaxed) && self.shard(dev, ino).contains(&(dev, ino))
     }
 }
 
@@ -433,6 +470,10 @@ struct DirState {
 struct Counter<'a> {
     run: &'a Run<'a>,
     root_dev: u64,
+    /// The root's device, where its directory entries' inode numbers are those `stat`
+    /// gives ([`crate::sys::Dir::entry_inodes_exact`]): a file found there by its entry's
+    /// inode among those counted is a further link to one counted, and needs no `statx`.
+    exact_dev: Option<u64>,
     path: Vec<u8>,
     /// Counted and not yet added to the shared progress counters.
     entries: u64,
@@ -562,6 +603,14 @@ impl Visitor for Counter<'_> {
         let is_dir = e.is_dir();
         if is_dir && !self.run.hash_all && !opts.same_file_system {
             // Counted when entered, from its own handle.
+            return Control::Continue;
+        }
+        // A further link to a file counted already, known from its directory entry: no
+        // call needed (most of the cost of a tree of hard-linked copies).
+        if !is_dir
+            && self.exact_dev == Some(state.meta.dev)
+            && self.run.seen.contains(state.meta.dev, e.ino())
+        {
             return Control::Continue;
         }
         let mask = if is_dir { StatMask::TYPE } else { ASK };
@@ -737,9 +786,16 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
             usage.roots.push(node);
             continue;
         }
+        // Entries' inode numbers are trusted where the file system is known to give
+        // st_ino there, links are not followed (a link's entry is the link's inode) and
+        // each link is not counted anyway.
+        let exact = !options.follow_links
+            && !options.count_links
+            && sys::Dir::open(root).is_ok_and(|d| d.entry_inodes_exact());
         let counter = || Counter {
             run: &run,
             root_dev: m.dev,
+            exact_dev: exact.then_some(m.dev),
             path: Vec::new(),
             entries: 0,
             bytes: 0,

@@ -158,6 +158,18 @@ impl Dir {
         stat_impl(self.fd.as_fd(), c"", AtFlags::EMPTY_PATH, mask)
     }
 
+    /// Whether the file system holding this directory is known to give, in each
+    /// directory entry, the inode number `stat` gives for it (`d_ino == st_ino`): ext2/3/4,
+    /// XFS, Btrfs and tmpfs (`fstatfs`). Where it may not (overlayfs, FUSE, network file
+    /// systems), `false`.
+    pub fn entry_inodes_exact(&self) -> bool {
+        const EXT: i64 = 0xEF53;
+        const XFS: i64 = 0x5846_5342;
+        const BTRFS: i64 = 0x9123_683E;
+        const TMPFS: i64 = 0x0102_1994;
+        rfs::fstatfs(&self.fd).is_ok_and(|s| matches!(s.f_type as i64, EXT | XFS | BTRFS | TMPFS))
+    }
+
     /// Removes the non-directory entry `name` of this directory (`unlinkat`).
     pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
         rfs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(cvt)

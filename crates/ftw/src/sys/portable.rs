@@ -212,6 +212,12 @@ impl Dir {
         Ok(meta(fs::metadata(&self.path)?))
     }
 
+    /// Whether directory entries are known to give the inode numbers `stat` gives:
+    /// never assumed here.
+    pub fn entry_inodes_exact(&self) -> bool {
+        false
+    }
+
     /// Removes the non-directory entry `name`.
     pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
         fs::remove_file(self.path.join(name_path(name)))
