@@ -167,6 +167,8 @@ impl Dir {
         const XFS: i64 = 0x5846_5342;
         const BTRFS: i64 = 0x9123_683E;
         const TMPFS: i64 = 0x0102_1994;
+        // f_type's width differs between targets.
+        #[allow(clippy::unnecessary_cast)]
         rfs::fstatfs(&self.fd).is_ok_and(|s| matches!(s.f_type as i64, EXT | XFS | BTRFS | TMPFS))
     }
 
