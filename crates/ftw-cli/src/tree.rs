@@ -174,6 +174,14 @@ pub fn print<F: Fn(&Totals) -> u64>(
     if !show_bar {
         name_w = columns.saturating_sub(size_w + 1 + 1 + 4 + 1).max(8);
     }
+    // No wider than the longest name needs: on a wide terminal the bars stay by the
+    // names.
+    let longest = lines
+        .iter()
+        .map(|l| l.prefix.chars().count() + escape(&l.node.name).chars().count())
+        .max()
+        .unwrap_or(0);
+    name_w = name_w.min(longest.max(20));
     for (line, size) in lines.iter().zip(&sizes) {
         let value = measure(&line.node.total);
         let share = if line.root_value == 0 {
