@@ -68,7 +68,7 @@ echo
 echo "| command | max RSS |"
 echo "|---|---|"
 for c in "$FTW du -s big" "$FTW du --tree -n 20 big" "$FTW du big" "$FTW du -o /dev/null big" "du -s big" "diskus big" "dust -n 20 big"; do
-  kb=$( { /usr/bin/time -f %M $c >/dev/null; } 2>&1 | tail -1)
+  /usr/bin/time -o "$out/rss.txt" -f %M $c >/dev/null 2>&1; kb=$(tail -1 "$out/rss.txt")
   echo "| \`$c\` | $((kb / 1024)) MiB ($kb KiB) |"
 done
 echo
