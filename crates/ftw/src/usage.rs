@@ -130,7 +130,7 @@ impl UsageProgress {
         UsageProgress::default()
     }
 
-    /// Entries counted so far.
+    /// Entries looked at so far (further links to a file included).
     pub fn entries(&self) -> u64 {
         self.entries.load(Relaxed)
     }
@@ -485,12 +485,16 @@ const ASK: StatMask = StatMask::SIZE
     .union(StatMask::NLINK);
 
 impl Counter<'_> {
-    fn counted(&mut self, t: Totals) {
+    /// One more entry looked at (counted or not).
+    fn tick(&mut self) {
         self.entries += 1;
-        self.bytes += t.bytes;
         if self.entries >= 4096 {
             self.flush();
         }
+    }
+
+    fn counted(&mut self, t: Totals) {
+        self.bytes += t.bytes;
     }
 
     fn flush(&mut self) {
@@ -561,6 +565,9 @@ impl Visitor for Counter<'_> {
         });
         let t = Totals::of(&m);
         self.counted(t);
+        if d.depth() == 0 {
+            self.tick();
+        }
         let own = AtomicTotals::default();
         own.add(Totals { inodes: 1, ..t });
         DirState {
@@ -592,6 +599,7 @@ impl Visitor for Counter<'_> {
         let Some(state) = dir else {
             return Control::Continue;
         };
+        self.tick();
         let opts = self.run.opts;
         if opts.exclude.is_some() {
             self.path.clear();
