@@ -387,39 +387,59 @@ impl std::hash::Hasher for IdHasher {
 
 type IdSet = HashSet<(u64, u64), std::hash::BuildHasherDefault<IdHasher>>;
 
-/// The (device, inode) pairs counted, in shards so that workers rarely wait.
+/// The (device, inode) pairs counted, in shards so that workers rarely wait, with a
+/// bitmap in front: a pair whose bit is clear was never counted, which an atomic load
+/// tells without taking a lock (most files of most trees have one link, never enter
+/// the set, and so are looked up for nothing but a bit).
 struct Seen {
     shards: Vec<Mutex<IdSet>>,
-    /// Whether any pair is held: until then, no entry needs looking up.
-    any: std::sync::atomic::AtomicBool,
+    bits: Vec<AtomicU64>,
 }
+
+/// Bits in [`Seen::bits`] (128 KiB).
+const SEEN_BITS: u64 = 1 << 20;
 
 impl Seen {
     fn new() -> Seen {
         Seen {
             shards: (0..64).map(|_| Mutex::new(IdSet::default())).collect(),
-            any: std::sync::atomic::AtomicBool::new(false),
+            bits: (0..SEEN_BITS / 64).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
-    fn shard(&self, dev: u64, ino: u64) -> std::sync::MutexGuard<'_, IdSet> {
-        let h = (ino ^ dev.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    fn hash(dev: u64, ino: u64) -> u64 {
+        (ino ^ dev.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    fn shard(&self, h: u64) -> std::sync::MutexGuard<'_, IdSet> {
         self.shards[(h >> 58) as usize]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records a file; `false` if it was counted already.
-    fn insert(&self, dev: u64, ino: u64) -> bool {
-        if !self.any.load(Relaxed) {
-            self.any.store(true, Relaxed);
-        }
-        self.shard(dev, ino).insert((dev, ino))
+    /// The word and bit of a hash in the bitmap.
+    fn bit(&self, h: u64) -> (&AtomicU64, u64) {
+        let i = (h >> 20) % SEEN_BITS;
+        (&self.bits[(i / 64) as usize], 1 << (i % 64))
     }
 
-    /// Whether a file was counted already.
+    /// Records a file; `false` if it was counted already.
+    fn insert(&self, dev: u64, ino: u64) -> bool {
+        let h = Seen::hash(dev, ino);
+        let (word, bit) = self.bit(h);
+        if word.load(Relaxed) & bit == 0 {
+            word.fetch_or(bit, Relaxed);
+        }
+        self.shard(h).insert((dev, ino))
+    }
+
+    /// Whether a file was counted already. (Its bit is set before it enters the set:
+    /// a look at the moment between finds it absent, and the caller then asks the
+    /// system and [`Seen::insert`], which answers right.)
     fn contains(&self, dev: u64, ino: u64) -> bool {
-        self.any.load(Relaxed) && self.shard(dev, ino).contains(&(dev, ino))
+        let h = Seen::hash(dev, ino);
+        let (word, bit) = self.bit(h);
+        word.load(Relaxed) & bit != 0 && self.shard(h).contains(&(dev, ino))
     }
 }
 
