@@ -39,6 +39,14 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 /// What a file or a tree adds up to.
+///
+/// ```
+/// use ftw::usage::Totals;
+///
+/// let a = Totals { bytes: 4096, apparent: 10, inodes: 1 };
+/// let b = Totals { bytes: 8192, apparent: 5000, inodes: 1 };
+/// assert_eq!(a + b, Totals { bytes: 12288, apparent: 5010, inodes: 2 });
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
     /// Bytes allocated on disk (`st_blocks` × 512): what `du` shows by default.
@@ -118,6 +126,20 @@ impl AtomicTotals {
 
 /// Counters a caller may read while [`disk_usage`] runs, to show progress. Workers add
 /// to them in batches, not once per entry.
+///
+/// ```
+/// use ftw::usage::{UsageOptions, UsageProgress, disk_usage};
+/// use std::sync::Arc;
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::write(tmp.path().join("f"), vec![1u8; 100])?;
+/// let counters = Arc::new(UsageProgress::new());
+/// // Another thread may read the counters while this runs.
+/// disk_usage(&[tmp.path()], &UsageOptions::new().progress(counters.clone()));
+/// assert_eq!(counters.entries(), 2); // the root and f
+/// assert!(counters.bytes() > 0);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct UsageProgress {
     entries: AtomicU64,
@@ -204,6 +226,18 @@ impl UsageOptions {
     }
 
     /// Count every hard link of a file (`du -l`), not the first one met alone.
+    ///
+    /// ```
+    /// use ftw::usage::{UsageOptions, disk_usage};
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::write(tmp.path().join("f"), vec![1u8; 100])?;
+    /// std::fs::hard_link(tmp.path().join("f"), tmp.path().join("g"))?;
+    /// let once = disk_usage(&[tmp.path()], &UsageOptions::new());
+    /// let every = disk_usage(&[tmp.path()], &UsageOptions::new().count_links(true));
+    /// assert_eq!((once.total.apparent, every.total.apparent), (100, 200));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn count_links(mut self, yes: bool) -> Self {
         self.count_links = yes;
         self
@@ -220,6 +254,19 @@ impl UsageOptions {
     /// dangling link is an error, and every file is counted once however it is reached.
     /// Without it, a link counts as itself, and so does a root that is a link (unless
     /// written with a trailing slash, which the system resolves).
+    ///
+    /// ```
+    /// use ftw::usage::{UsageOptions, disk_usage};
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::write(tmp.path().join("f"), vec![1u8; 100])?;
+    /// std::os::unix::fs::symlink("f", tmp.path().join("link"))?;
+    /// let link = tmp.path().join("link");
+    /// let itself = disk_usage(&[&link], &UsageOptions::new());
+    /// let target = disk_usage(&[&link], &UsageOptions::new().follow_links(true));
+    /// assert_eq!((itself.total.apparent, target.total.apparent), (1, 100));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn follow_links(mut self, yes: bool) -> Self {
         self.follow_links = yes;
         self
@@ -268,6 +315,18 @@ impl UsageOptions {
 
     /// Neither count nor enter an entry whose path (as built from its root) `test`
     /// says `true` for; roots are tested too.
+    ///
+    /// ```
+    /// use ftw::usage::{UsageOptions, disk_usage};
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir(tmp.path().join("target"))?;
+    /// std::fs::write(tmp.path().join("target/big"), vec![1u8; 100_000])?;
+    /// std::fs::write(tmp.path().join("main.rs"), vec![1u8; 100])?;
+    /// let opts = UsageOptions::new().exclude(|path: &[u8]| path.ends_with(b"/target"));
+    /// assert_eq!(disk_usage(&[tmp.path()], &opts).total.apparent, 100);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn exclude<F>(mut self, test: F) -> Self
     where
         F: Fn(&[u8]) -> bool + Send + Sync + 'static,
@@ -278,6 +337,19 @@ impl UsageOptions {
 
     /// Tell each error to `sink` (called from any worker) as it happens. The run goes
     /// on; [`DiskUsage::errors`] counts them.
+    ///
+    /// ```
+    /// use ftw::usage::{UsageOptions, disk_usage};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let told = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = told.clone();
+    /// let opts = UsageOptions::new().on_error(move |e| sink.lock().unwrap().push(e.path().to_owned()));
+    /// let usage = disk_usage(&["/nonexistent/ftw-doc"], &opts);
+    /// assert_eq!(usage.errors, 1);
+    /// assert!(usage.roots.is_empty());
+    /// assert_eq!(told.lock().unwrap()[0], std::path::Path::new("/nonexistent/ftw-doc"));
+    /// ```
     pub fn on_error<F>(mut self, sink: F) -> Self
     where
         F: Fn(&Error) + Send + Sync + 'static,
@@ -286,7 +358,7 @@ impl UsageOptions {
         self
     }
 
-    /// Add to these counters while counting.
+    /// Add to these counters while counting (see [`UsageProgress`]).
     pub fn progress(mut self, counters: Arc<UsageProgress>) -> Self {
         self.progress = Some(counters);
         self
@@ -294,6 +366,20 @@ impl UsageOptions {
 }
 
 /// A file or directory kept in the result. Dropped without recursion, however deep.
+///
+/// ```
+/// use ftw::usage::{UsageOptions, disk_usage};
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir_all(tmp.path().join("a/b"))?;
+/// std::fs::write(tmp.path().join("a/b/f"), vec![1u8; 100])?;
+/// let root = &disk_usage(&[tmp.path()], &UsageOptions::new()).roots[0];
+/// let a = &root.children[0];
+/// assert_eq!((a.name.as_slice(), a.is_dir()), (&b"a"[..], true));
+/// assert_eq!(a.total.inodes, 3); // a, b and f
+/// assert_eq!(a.own.inodes, 1); // a alone: b is a subdirectory (du -S)
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsageNode {
     /// Its name in its directory; for a root, its path as given.
@@ -351,6 +437,20 @@ impl UsageNode {
 }
 
 /// What [`disk_usage`] found.
+///
+/// ```
+/// use ftw::usage::{UsageOptions, disk_usage};
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir(tmp.path().join("a"))?;
+/// std::fs::write(tmp.path().join("a/f"), vec![1u8; 100])?;
+/// std::fs::hard_link(tmp.path().join("a/f"), tmp.path().join("g"))?;
+/// // g is a/f: counted under a, not again as a root (as du -c does).
+/// let usage = disk_usage(&[tmp.path().join("a"), tmp.path().join("g")], &UsageOptions::new());
+/// assert_eq!(usage.roots.len(), 1);
+/// assert_eq!(usage.total.apparent, 100);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct DiskUsage {
     /// One node a root, in the order given; a root that could not be read at all, or

@@ -162,6 +162,12 @@ impl Dir {
     /// directory entry, the inode number `stat` gives for it (`d_ino == st_ino`): ext2/3/4,
     /// XFS, Btrfs and tmpfs (`fstatfs`). Where it may not (overlayfs, FUSE, network file
     /// systems), `false`.
+    ///
+    /// ```
+    /// let dir = ftw::sys::Dir::open(std::path::Path::new("/proc"))?;
+    /// assert!(!dir.entry_inodes_exact(), "procfs is not among them");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn entry_inodes_exact(&self) -> bool {
         const EXT: i64 = 0xEF53;
         const XFS: i64 = 0x5846_5342;
@@ -276,6 +282,13 @@ pub fn process_cpu_time() -> std::time::Duration {
 
 /// The size of the terminal on standard output, as (columns, rows); `None` when it is
 /// not a terminal (or says it has no size).
+///
+/// ```
+/// // Under a test harness standard output is a pipe, usually: no size.
+/// if let Some((columns, rows)) = ftw::sys::terminal_size() {
+///     assert!(columns > 0 && rows > 0);
+/// }
+/// ```
 pub fn terminal_size() -> Option<(u16, u16)> {
     let ws = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
     (ws.ws_col > 0 && ws.ws_row > 0).then_some((ws.ws_col, ws.ws_row))

@@ -121,6 +121,12 @@ impl StatMask {
     pub const ALL: StatMask = StatMask(15);
 
     /// Both masks' fields (as `|`, in a `const`).
+    ///
+    /// ```
+    /// use ftw::sys::StatMask;
+    /// const ASK: StatMask = StatMask::SIZE.union(StatMask::BLOCKS);
+    /// assert_eq!(ASK, StatMask::SIZE | StatMask::BLOCKS);
+    /// ```
     pub const fn union(self, other: StatMask) -> StatMask {
         StatMask(self.0 | other.0)
     }
