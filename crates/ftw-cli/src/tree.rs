@@ -246,6 +246,7 @@ mod tests {
         assert_eq!(bar(0.5, 4), "██  ");
         assert_eq!(bar(1.0, 2), "██");
         assert_eq!(bar(0.0, 3), "   ");
-        assert_eq!(bar(1.0 / 16.0, 1), "▌");
+        assert_eq!(bar(0.5, 1), "▌");
+        assert_eq!(bar(1.0 / 16.0, 1), "▏");
     }
 }
