@@ -6,13 +6,13 @@ use crate::progress::{self, Progress};
 use crate::size::Format;
 use crate::{report, warn};
 use clap::{ArgAction, ArgMatches, Args, ValueEnum};
-use ftw::usage::{DiskUsage, Totals, UsageNode, UsageOptions, UsageProgress, disk_usage};
+use ftw::usage::{Totals, UsageOptions, UsageProgress, disk_usage};
 use std::io::{IsTerminal, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -341,6 +341,43 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         seen.store(true, Ordering::Relaxed);
         report(e.path().as_os_str().as_bytes(), &e.reason());
     });
+    // du's lines are written as each entry is complete (a directory after its
+    // contents), from the workers, through one lock: nothing is kept.
+    let du_lines = !tree && args.export.is_none();
+    let out = match Output::stdout() {
+        Ok(o) => Arc::new(Mutex::new(o)),
+        Err(e) => {
+            report(b"standard output", &ftw::walk::describe(&e));
+            return ExitCode::from(1);
+        }
+    };
+    let closed: Arc<Mutex<Option<Closed>>> = Arc::default();
+    if du_lines {
+        let out = out.clone();
+        let closed = closed.clone();
+        let separate = args.separate_dirs;
+        let end = if args.null { 0u8 } else { b'\n' };
+        opts = opts.stream(move |l| {
+            let value = if separate && l.file_type.is_dir() {
+                measure.of(&l.own)
+            } else {
+                measure.of(&l.total)
+            };
+            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+            let buf = out.buf();
+            buf.extend_from_slice(fmt.show(value).as_bytes());
+            buf.push(b'\t');
+            buf.extend_from_slice(l.path);
+            buf.push(end);
+            match out.end_record() {
+                Ok(()) => true,
+                Err(c) => {
+                    *closed.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                    false
+                }
+            }
+        });
+    }
     let counters = Arc::new(UsageProgress::new());
     opts = opts.progress(counters.clone());
     let shown = counters.clone();
@@ -371,14 +408,11 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         // The export is the output.
         return finish(status, usage.errors);
     }
-    let mut out = match Output::stdout() {
-        Ok(o) => o,
-        Err(e) => {
-            report(b"standard output", &ftw::walk::describe(&e));
-            return ExitCode::from(1);
-        }
-    };
-    let written = if tree {
+    let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+    let out = &mut *out;
+    let written = if let Some(c) = closed.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        Err(c)
+    } else if tree {
         let color = match args.color {
             When::Always => true,
             When::Never => false,
@@ -392,7 +426,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
             Format::HUMAN
         };
         crate::tree::print(
-            &mut out,
+            out,
             &usage,
             &crate::tree::View {
                 lines,
@@ -402,8 +436,15 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
                 format: show,
             },
         )
+    } else if args.total {
+        let end = if args.null { 0u8 } else { b'\n' };
+        let buf = out.buf();
+        buf.extend_from_slice(fmt.show(measure.of(&usage.total)).as_bytes());
+        buf.extend_from_slice(b"\ttotal");
+        buf.push(end);
+        out.end_record()
     } else {
-        print_du(&mut out, &usage, &args, measure, &fmt)
+        Ok(())
     };
     match written.and_then(|()| out.flush()) {
         Ok(()) => {}
@@ -452,71 +493,4 @@ fn terminal_size() -> (u16, u16) {
             .unwrap_or(default)
     };
     (var("COLUMNS", 80), var("LINES", 24))
-}
-
-/// A root as du prints it: trailing slashes cut down to one.
-fn root_display(name: &[u8]) -> &[u8] {
-    let mut end = name.len();
-    while end > 1 && name[end - 1] == b'/' && name[end - 2] == b'/' {
-        end -= 1;
-    }
-    &name[..end]
-}
-
-/// du's lines: every node kept, each directory after its contents (post-order, in the
-/// order kept: du's own with -j 1), then the total with -c.
-fn print_du(
-    out: &mut Output,
-    usage: &DiskUsage,
-    args: &DuArgs,
-    measure: Measure,
-    fmt: &Format,
-) -> Result<(), Closed> {
-    let end = if args.null { 0u8 } else { b'\n' };
-    let mut path = Vec::new();
-    let line = |out: &mut Output, value: u64, path: &[u8]| {
-        let buf = out.buf();
-        buf.extend_from_slice(fmt.show(value).as_bytes());
-        buf.push(b'\t');
-        buf.extend_from_slice(path);
-        buf.push(end);
-        out.end_record()
-    };
-    for root in &usage.roots {
-        path.clear();
-        path.extend_from_slice(root_display(&root.name));
-        // (node, its children sorted by name, the next to visit, its path's length)
-        let mut stack: Vec<(&UsageNode, Vec<&UsageNode>, usize, usize)> =
-            vec![(root, sorted(root), 0, path.len())];
-        while let Some(top) = stack.last_mut() {
-            let (node, children, next, len) = top;
-            if let Some(&child) = children.get(*next) {
-                *next += 1;
-                let len = path.len();
-                if !path.ends_with(b"/") {
-                    path.push(b'/');
-                }
-                path.extend_from_slice(&child.name);
-                stack.push((child, sorted(child), 0, len));
-                continue;
-            }
-            let value = if args.separate_dirs && node.is_dir() {
-                measure.of(&node.own)
-            } else {
-                measure.of(&node.total)
-            };
-            let parent_len = *len;
-            line(out, value, &path)?;
-            path.truncate(parent_len);
-            stack.pop();
-        }
-    }
-    if args.total {
-        line(out, measure.of(&usage.total), b"total")?;
-    }
-    Ok(())
-}
-
-fn sorted(node: &UsageNode) -> Vec<&UsageNode> {
-    node.children.iter().collect()
 }

@@ -592,24 +592,12 @@ fn du_summary_of_two_million_entries_stays_small() {
     let start = std::time::Instant::now();
     many_entries(tmp.path(), n);
     eprintln!("made {n} entries in {:?}", start.elapsed());
-    let mut child = spawn_piped(
+    let (status, out, peak) = with_peak_rss(
         Command::new(ftw_bin())
             .args(["du", "-s", "--inodes"])
             .arg(tmp.path()),
     );
-    let pid = child.id();
-    let mut peak = 0;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if let Ok(s) = std::panic::catch_unwind(|| peak_rss_kib(pid)) {
-            peak = peak.max(s);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let mut out = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let out = text(&out);
     assert!(status.success());
     // The root, the directories, and in each its file (its links counted once) and
     // its 499 empty files.
@@ -626,4 +614,48 @@ fn du_summary_of_two_million_entries_stays_small() {
         tmp.path().as_os_str(),
     ]);
     assert_eq!(text(&r.stdout), out);
+    // du's lines of every entry (-a) are written as they come, not kept: 2,000,000
+    // lines in the same memory.
+    let (status, lines, peak) =
+        with_peak_rss(Command::new(ftw_bin()).args(["du", "-a"]).arg(tmp.path()));
+    assert!(status.success());
+    let lines = lines.iter().filter(|&&b| b == b'\n').count();
+    assert_eq!(lines, 1 + dirs + dirs * 500, "one line an entry counted");
+    eprintln!("peak RSS of ftw du -a over {n} entries: {peak} KiB");
+    assert!(peak > 0 && peak < 64 * 1024, "ftw du -a: {peak} KiB");
+    // A reader that goes away ends it quietly.
+    let (status, err) =
+        close_after_first_bytes(Command::new(ftw_bin()).args(["du", "-a"]).arg(tmp.path()));
+    assert!(status.success(), "{err}");
+    assert!(err.is_empty(), "{err}");
+}
+
+/// Runs `cmd` to its end, its output read on another thread, watching its peak RSS:
+/// (status, output, peak KiB).
+fn with_peak_rss(cmd: &mut Command) -> (std::process::ExitStatus, Vec<u8>, u64) {
+    let mut child = spawn_piped(cmd);
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut v).map(|_| v)
+    });
+    let pid = child.id();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        // (Gone from /proc, or a zombie without memory, once it ends.)
+        let hwm = std::fs::read_to_string(format!("/proc/{pid}/status")).ok();
+        if let Some(kib) = hwm.as_deref().and_then(|st| {
+            st.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        }) {
+            peak = peak.max(kib);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    (status, reader.join().unwrap().unwrap(), peak)
 }

@@ -27,7 +27,7 @@ pub mod sys;
 pub mod usage;
 pub mod walk;
 
-pub use usage::{DiskUsage, Totals, UsageNode, UsageOptions, UsageProgress, disk_usage};
+pub use usage::{DiskUsage, Listed, Totals, UsageNode, UsageOptions, UsageProgress, disk_usage};
 
 /// The examples of the project's README, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -165,6 +165,25 @@ impl UsageProgress {
 
 /// A test of a path (as the walk built it from its root) for exclusion.
 type PathTest = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
+/// Where kept entries go when they are streamed ([`UsageOptions::stream`]).
+type ListSink = Arc<dyn Fn(&Listed<'_>) -> bool + Send + Sync>;
+
+/// An entry complete, as [`UsageOptions::stream`] tells it: everything below it was
+/// counted.
+#[derive(Clone, Copy, Debug)]
+pub struct Listed<'a> {
+    /// Its path, as the walk built it from its root (a root as given, but with one
+    /// trailing slash at most).
+    pub path: &'a [u8],
+    /// Its depth below its root.
+    pub depth: usize,
+    /// Its type.
+    pub file_type: FileType,
+    /// Everything at and below it.
+    pub total: Totals,
+    /// The directory itself and its files, without its subdirectories (`du -S`).
+    pub own: Totals,
+}
 /// What is told of each error.
 type ErrorSink = Arc<dyn Fn(&Error) + Send + Sync>;
 
@@ -192,6 +211,7 @@ pub struct UsageOptions {
     exclude: Option<PathTest>,
     on_error: Option<ErrorSink>,
     progress: Option<Arc<UsageProgress>>,
+    stream: Option<ListSink>,
 }
 
 impl Default for UsageOptions {
@@ -215,6 +235,7 @@ impl UsageOptions {
             exclude: None,
             on_error: None,
             progress: None,
+            stream: None,
         }
     }
 
@@ -355,6 +376,38 @@ impl UsageOptions {
         F: Fn(&Error) + Send + Sync + 'static,
     {
         self.on_error = Some(Arc::new(sink));
+        self
+    }
+
+    /// Tell each entry that would be kept to `sink` as soon as it is complete, instead of
+    /// keeping it: a directory after everything below it (the order du prints in), from
+    /// any worker, one call at a time for each worker. Memory then stays bounded
+    /// whatever the kept depth; the roots are still in the result, without their
+    /// children. When `sink` returns `false` the walk stops (its reader went away).
+    ///
+    /// ```
+    /// use ftw::usage::{UsageOptions, disk_usage};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(tmp.path().join("a/b"))?;
+    /// let lines = Arc::new(Mutex::new(Vec::new()));
+    /// let out = lines.clone();
+    /// let opts = UsageOptions::new().threads(1).stream(move |l| {
+    ///     out.lock().unwrap().push((l.depth, l.total.inodes));
+    ///     true
+    /// });
+    /// let usage = disk_usage(&[tmp.path()], &opts);
+    /// // a/b, then a, then the root: each after its contents.
+    /// assert_eq!(*lines.lock().unwrap(), vec![(2, 1), (1, 2), (0, 3)]);
+    /// assert!(usage.roots[0].children.is_empty());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn stream<F>(mut self, sink: F) -> Self
+    where
+        F: Fn(&Listed<'_>) -> bool + Send + Sync + 'static,
+    {
+        self.stream = Some(Arc::new(sink));
         self
     }
 
@@ -552,6 +605,8 @@ struct Run<'a> {
     errors: AtomicU64,
     /// The root's node, once it is left.
     result: Mutex<Option<UsageNode>>,
+    /// The stream's reader went away.
+    stopped: std::sync::atomic::AtomicBool,
 }
 
 impl Run<'_> {
@@ -571,6 +626,20 @@ impl Run<'_> {
 
     fn excluded(&self, path: &[u8]) -> bool {
         self.opts.exclude.as_ref().is_some_and(|ex| ex(path))
+    }
+
+    /// Tells a complete entry to the stream, if there is one; `false` when there is none
+    /// (the caller keeps the entry) or its reader went away.
+    fn tell(&self, listed: &Listed<'_>) -> bool {
+        match &self.opts.stream {
+            Some(sink) => {
+                if !self.stopped.load(Relaxed) && !sink(listed) {
+                    self.stopped.store(true, Relaxed);
+                }
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -650,7 +719,15 @@ impl Counter<'_> {
         let t = Totals::of(&m);
         parent.sub.add(t);
         self.counted(t);
-        if err.depth() <= opts.max_depth {
+        let told = err.depth() <= opts.max_depth
+            && self.run.tell(&Listed {
+                path: &crate::walk::path_to_bytes(err.path()),
+                depth: err.depth(),
+                file_type: FileType::Dir,
+                total: t,
+                own: t,
+            });
+        if err.depth() <= opts.max_depth && !told {
             let name = err
                 .path()
                 .file_name()
@@ -719,6 +796,9 @@ impl Visitor for Counter<'_> {
         let Some(state) = dir else {
             return Control::Continue;
         };
+        if self.run.stopped.load(Relaxed) {
+            return Control::Stop;
+        }
         self.tick();
         let opts = self.run.opts;
         if opts.exclude.is_some() {
@@ -761,7 +841,17 @@ impl Visitor for Counter<'_> {
         let t = Totals::of(&m);
         state.own.add(t);
         self.counted(t);
-        if self.keep(e.depth()) {
+        if self.keep(e.depth()) && self.run.opts.stream.is_some() {
+            self.path.clear();
+            e.write_path(&mut self.path);
+            self.run.tell(&Listed {
+                path: &self.path,
+                depth: e.depth(),
+                file_type: m.file_type(),
+                total: t,
+                own: t,
+            });
+        } else if self.keep(e.depth()) {
             let node = UsageNode::file(e.name().to_vec(), &m);
             state
                 .children
@@ -786,6 +876,16 @@ impl Visitor for Counter<'_> {
             p.sub.add(total);
         }
         if depth > self.run.opts.max_depth {
+            return;
+        }
+        let told = self.run.tell(&Listed {
+            path: d.path(),
+            depth,
+            file_type: FileType::Dir,
+            total,
+            own,
+        });
+        if told && parent.is_some() {
             return;
         }
         let mut children = children.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -886,11 +986,21 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         hash_all: roots.len() > 1 || options.follow_links,
         errors: AtomicU64::new(0),
         result: Mutex::new(None),
+        stopped: std::sync::atomic::AtomicBool::new(false),
     };
     let mut usage = DiskUsage::default();
     for root in roots {
-        let root = root.as_ref();
-        let name = crate::walk::path_to_bytes(root);
+        if run.stopped.load(Relaxed) {
+            break;
+        }
+        // Trailing slashes cut down to one, as du writes the root (`dir//` is `dir/`,
+        // and its entries `dir/name`).
+        let mut name = crate::walk::path_to_bytes(root.as_ref());
+        while name.len() > 1 && name.ends_with(b"//") {
+            name.pop();
+        }
+        let root_buf = crate::walk::bytes_to_path(name.clone());
+        let root = root_buf.as_path();
         if run.excluded(&name) {
             continue;
         }
@@ -906,6 +1016,13 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         }
         if !m.file_type().is_dir() {
             let node = UsageNode::file(name, &m);
+            run.tell(&Listed {
+                path: &node.name,
+                depth: 0,
+                file_type: node.file_type,
+                total: node.total,
+                own: node.own,
+            });
             if let Some(p) = &options.progress {
                 p.entries.fetch_add(1, Relaxed);
                 p.bytes.fetch_add(node.total.bytes, Relaxed);
@@ -946,7 +1063,17 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
             .unwrap_or_else(|e| e.into_inner())
             .take()
             // Not entered (it could not be read): its own size, as du counts it.
-            .unwrap_or_else(|| UsageNode::file(name, &m));
+            .unwrap_or_else(|| {
+                let node = UsageNode::file(name, &m);
+                run.tell(&Listed {
+                    path: &node.name,
+                    depth: 0,
+                    file_type: node.file_type,
+                    total: node.total,
+                    own: node.own,
+                });
+                node
+            });
         usage.total += node.total;
         usage.roots.push(node);
     }
