@@ -306,8 +306,8 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         args.paths.clone()
     };
 
-    // What is kept: du's depth (or --depth for the tree); files for -a, the tree view
-    // (the largest only) and the export.
+    // What is kept (or, for du's lines, told as it is complete): du's depth (or --depth
+    // for the tree); files for -a, the tree view (the largest only) and the export.
     let du_depth = if args.summarize {
         Some(0)
     } else {
