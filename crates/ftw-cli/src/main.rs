@@ -1,13 +1,17 @@
 //! The `ftw` command: argument parsing and dispatch. The work is done by the `ftw`
 //! library; this crate only wires options and formats output.
 
+mod du;
 mod exec;
+mod export;
 mod find;
 mod format;
 mod output;
 mod progress;
 mod rm;
 mod select;
+mod size;
+mod tree;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::Write;
@@ -27,6 +31,7 @@ struct Cli {
 enum Command {
     Find(Box<find::FindArgs>),
     Rm(rm::RmArgs),
+    Du(Box<du::DuArgs>),
 }
 
 fn main() -> ExitCode {
@@ -36,14 +41,20 @@ fn main() -> ExitCode {
         .mut_subcommand("find", |c| {
             c.after_help(format!("{}\n\n{}", find::EXAMPLES, budget.describe()))
         })
-        .mut_subcommand("rm", |c| c.after_help(rm::EXAMPLES));
-    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        .mut_subcommand("rm", |c| c.after_help(rm::EXAMPLES))
+        .mut_subcommand("du", |c| c.after_help(du::EXAMPLES));
+    let matches = command.get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
     match cli.command {
         Command::Find(args) => find::run(*args),
         Command::Rm(args) => rm::run(args),
+        Command::Du(args) => {
+            let sub = matches.subcommand_matches("du").expect("the du subcommand");
+            du::run(*args, sub)
+        }
     }
 }
 

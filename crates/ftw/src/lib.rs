@@ -11,6 +11,8 @@
 //! - [`remove`]: removal of whole trees ([`remove_tree`], [`remove_dir_contents`]),
 //!   relative to directory handles, serial or parallel, safe against symbolic links put
 //!   in place of directories while it runs.
+//! - [`usage`]: disk usage ([`disk_usage`]): totals per directory, hard links counted
+//!   once, one `statx` per file.
 //!
 //! ```
 //! let tmp = tempfile::tempdir()?;
@@ -29,9 +31,11 @@
 pub mod filter;
 pub mod remove;
 pub mod sys;
+pub mod usage;
 pub mod walk;
 
 pub use remove::{RemoveOptions, remove_dir_contents, remove_tree};
+pub use usage::{DiskUsage, Listed, Totals, UsageNode, UsageOptions, UsageProgress, disk_usage};
 
 /// The examples of the project's README, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -173,6 +173,26 @@ impl Dir {
         stat_impl(self.fd.as_fd(), c"", AtFlags::EMPTY_PATH, mask)
     }
 
+    /// Whether the file system holding this directory is known to give, in each
+    /// directory entry, the inode number `stat` gives for it (`d_ino == st_ino`): ext2/3/4,
+    /// XFS, Btrfs and tmpfs (`fstatfs`). Where it may not (overlayfs, FUSE, network file
+    /// systems), `false`.
+    ///
+    /// ```
+    /// let dir = ftw::sys::Dir::open(std::path::Path::new("/proc"))?;
+    /// assert!(!dir.entry_inodes_exact(), "procfs is not among them");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn entry_inodes_exact(&self) -> bool {
+        const EXT: i64 = 0xEF53;
+        const XFS: i64 = 0x5846_5342;
+        const BTRFS: i64 = 0x9123_683E;
+        const TMPFS: i64 = 0x0102_1994;
+        // f_type's width differs between targets.
+        #[allow(clippy::unnecessary_cast)]
+        rfs::fstatfs(&self.fd).is_ok_and(|s| matches!(s.f_type as i64, EXT | XFS | BTRFS | TMPFS))
+    }
+
     /// Removes the non-directory entry `name` of this directory (`unlinkat`).
     pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
         rfs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(cvt)
@@ -308,4 +328,18 @@ pub fn arg_max() -> usize {
 pub fn process_cpu_time() -> std::time::Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// The size of the terminal on standard output, as (columns, rows); `None` when it is
+/// not a terminal (or says it has no size).
+///
+/// ```
+/// // Under a test harness standard output is a pipe, usually: no size.
+/// if let Some((columns, rows)) = ftw::sys::terminal_size() {
+///     assert!(columns > 0 && rows > 0);
+/// }
+/// ```
+pub fn terminal_size() -> Option<(u16, u16)> {
+    let ws = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
+    (ws.ws_col > 0 && ws.ws_row > 0).then_some((ws.ws_col, ws.ws_row))
 }

@@ -124,6 +124,17 @@ impl StatMask {
     /// Every field of [`Metadata`].
     pub const ALL: StatMask = StatMask(63);
 
+    /// Both masks' fields (as `|`, in a `const`).
+    ///
+    /// ```
+    /// use ftw::sys::StatMask;
+    /// const ASK: StatMask = StatMask::SIZE.union(StatMask::BLOCKS);
+    /// assert_eq!(ASK, StatMask::SIZE | StatMask::BLOCKS);
+    /// ```
+    pub const fn union(self, other: StatMask) -> StatMask {
+        StatMask(self.0 | other.0)
+    }
+
     /// Whether every field of `other` is in `self`.
     pub fn contains(self, other: StatMask) -> bool {
         self.0 & other.0 == other.0

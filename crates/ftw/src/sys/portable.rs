@@ -221,6 +221,12 @@ impl Dir {
         Ok(meta(fs::metadata(&self.path)?))
     }
 
+    /// Whether directory entries are known to give the inode numbers `stat` gives:
+    /// never assumed here.
+    pub fn entry_inodes_exact(&self) -> bool {
+        false
+    }
+
     /// Removes the non-directory entry `name`.
     pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
         fs::remove_file(self.path.join(name_path(name)))
@@ -288,4 +294,9 @@ pub fn process_cpu_time() -> std::time::Duration {
 /// guess where the system does not say (Windows allows a 32,767-character command line).
 pub fn arg_max() -> usize {
     if cfg!(windows) { 32 << 10 } else { 128 << 10 }
+}
+
+/// The size of the terminal on standard output, as (columns, rows): not known here.
+pub fn terminal_size() -> Option<(u16, u16)> {
+    None
 }

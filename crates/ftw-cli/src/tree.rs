@@ -1,0 +1,252 @@
+//! The tree view of `ftw du`: the largest entries, biggest first, each with its size,
+//! a bar and its share of its root, fitted to the terminal. Names are escaped: a
+//! control byte or a byte that is not UTF-8 never reaches the terminal raw.
+
+use crate::output::{Closed, Output};
+use crate::size::Format;
+use ftw::usage::{DiskUsage, Totals, UsageNode};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+
+/// How the tree is drawn.
+pub struct View<F> {
+    /// Entries shown, the roots included.
+    pub lines: usize,
+    /// The width to fit.
+    pub columns: usize,
+    /// ANSI colours.
+    pub color: bool,
+    /// The figure shown.
+    pub measure: F,
+    /// How sizes are written.
+    pub format: Format,
+}
+
+const BOLD_BLUE: &str = "\x1b[1;34m";
+const GREEN: &str = "\x1b[32m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+/// Picks the `lines` largest nodes, each with its ancestors: from the roots, the
+/// largest node met so far is taken next and its children become candidates.
+fn select<'a, F: Fn(&Totals) -> u64>(
+    usage: &'a DiskUsage,
+    lines: usize,
+    measure: &F,
+) -> HashSet<*const UsageNode> {
+    let mut heap = BinaryHeap::new();
+    let mut seq = 0usize;
+    let mut all: Vec<&'a UsageNode> = Vec::new();
+    for r in &usage.roots {
+        heap.push((measure(&r.total), Reverse(seq), all.len()));
+        all.push(r);
+        seq += 1;
+    }
+    let mut chosen = HashSet::new();
+    while let Some((_, _, i)) = heap.pop() {
+        if chosen.len() >= lines.max(usage.roots.len()) {
+            break;
+        }
+        let node = all[i];
+        chosen.insert(node as *const UsageNode);
+        for c in &node.children {
+            heap.push((measure(&c.total), Reverse(seq), all.len()));
+            all.push(c);
+            seq += 1;
+        }
+    }
+    chosen
+}
+
+/// A name made safe and readable on a terminal: `\n`, `\t`, `\\`, `\xNN` for other
+/// control bytes and for bytes that are not UTF-8.
+pub fn escape(name: &[u8]) -> String {
+    let mut s = String::with_capacity(name.len());
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\n' => s.push_str("\\n"),
+                '\t' => s.push_str("\\t"),
+                '\r' => s.push_str("\\r"),
+                '\\' => s.push_str("\\\\"),
+                c if c.is_control() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        s.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+                c => s.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    s
+}
+
+/// A bar of `width` cells filled to `share` (0 to 1), in eighths of a cell.
+fn bar(share: f64, width: usize) -> String {
+    const PARTS: [char; 7] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let eighths = (share.clamp(0.0, 1.0) * (width * 8) as f64).round() as usize;
+    let mut s: String = "█".repeat(eighths / 8);
+    let mut used = eighths / 8;
+    if eighths % 8 > 0 {
+        s.push(PARTS[eighths % 8 - 1]);
+        used += 1;
+    }
+    s.extend(std::iter::repeat_n(' ', width.saturating_sub(used)));
+    s
+}
+
+/// Cuts `s` to `width` characters, ending with `…` when cut.
+fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// One line to draw.
+struct Line<'a> {
+    node: &'a UsageNode,
+    prefix: String,
+    root_value: u64,
+}
+
+/// Prints the tree of each root.
+pub fn print<F: Fn(&Totals) -> u64>(
+    out: &mut Output,
+    usage: &DiskUsage,
+    view: &View<F>,
+) -> Result<(), Closed> {
+    let measure = &view.measure;
+    let chosen = select(usage, view.lines, measure);
+    // Pre-order, children biggest first, only the chosen ones.
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    for root in &usage.roots {
+        let root_value = measure(&root.total);
+        // (node, its prefix for its children)
+        let mut stack: Vec<(&UsageNode, String, String)> =
+            vec![(root, String::new(), String::new())];
+        while let Some((node, prefix, child_prefix)) = stack.pop() {
+            lines.push(Line {
+                node,
+                prefix,
+                root_value,
+            });
+            let mut kids: Vec<&UsageNode> = node
+                .children
+                .iter()
+                .filter(|c| chosen.contains(&(*c as *const UsageNode)))
+                .collect();
+            kids.sort_by(|a, b| {
+                measure(&b.total)
+                    .cmp(&measure(&a.total))
+                    .then_with(|| a.name.cmp(&b.name))
+            });
+            let n = kids.len();
+            for (i, k) in kids.into_iter().enumerate().rev() {
+                let last = i + 1 == n;
+                let p = format!("{child_prefix}{}", if last { "└─ " } else { "├─ " });
+                let cp = format!("{child_prefix}{}", if last { "   " } else { "│  " });
+                stack.push((k, p, cp));
+            }
+        }
+    }
+    let sizes: Vec<String> = lines
+        .iter()
+        .map(|l| view.format.show(measure(&l.node.total)))
+        .collect();
+    let size_w = sizes
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let columns = view.columns.max(20);
+    // size, space, name, space, │bar│, space, percent
+    let bar_w = (columns / 5).clamp(8, 40);
+    let mut name_w = columns.saturating_sub(size_w + 1 + 1 + bar_w + 2 + 1 + 4 + 1);
+    let show_bar = name_w >= 12;
+    if !show_bar {
+        name_w = columns.saturating_sub(size_w + 1 + 1 + 4 + 1).max(8);
+    }
+    // No wider than the longest name needs: on a wide terminal the bars stay by the
+    // names.
+    let longest = lines
+        .iter()
+        .map(|l| l.prefix.chars().count() + escape(&l.node.name).chars().count())
+        .max()
+        .unwrap_or(0);
+    name_w = name_w.min(longest.max(20));
+    for (line, size) in lines.iter().zip(&sizes) {
+        let value = measure(&line.node.total);
+        let share = if line.root_value == 0 {
+            0.0
+        } else {
+            value as f64 / line.root_value as f64
+        };
+        let name = escape(&line.node.name);
+        let label = fit(
+            &name,
+            name_w.saturating_sub(line.prefix.chars().count()).max(4),
+        );
+        let pad = name_w.saturating_sub(line.prefix.chars().count() + label.chars().count());
+        let mut s = String::with_capacity(columns * 3);
+        s.push_str(&format!("{size:>size_w$} "));
+        if view.color {
+            s.push_str(DIM);
+            s.push_str(&line.prefix);
+            s.push_str(RESET);
+            if line.node.is_dir() {
+                s.push_str(BOLD_BLUE);
+            }
+            s.push_str(&label);
+            s.push_str(RESET);
+        } else {
+            s.push_str(&line.prefix);
+            s.push_str(&label);
+        }
+        s.extend(std::iter::repeat_n(' ', pad));
+        if show_bar {
+            s.push_str(" │");
+            if view.color {
+                s.push_str(GREEN);
+            }
+            s.push_str(&bar(share, bar_w));
+            if view.color {
+                s.push_str(RESET);
+            }
+            s.push('│');
+        }
+        s.push_str(&format!(" {:>3}%\n", (share * 100.0).round() as u64));
+        out.buf().extend_from_slice(s.as_bytes());
+        out.end_record()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_names_are_escaped() {
+        assert_eq!(escape(b"a\nb"), "a\\nb");
+        assert_eq!(escape(b"\x1b[31mred"), "\\x1b[31mred");
+        assert_eq!(escape(b"caf\xc3\xa9 \xff"), "café \\xff");
+        assert_eq!(escape("\u{9b}".as_bytes()), "\\xc2\\x9b");
+    }
+
+    #[test]
+    fn bars_fill_in_eighths() {
+        assert_eq!(bar(0.5, 4), "██  ");
+        assert_eq!(bar(1.0, 2), "██");
+        assert_eq!(bar(0.0, 3), "   ");
+        assert_eq!(bar(0.5, 1), "▌");
+        assert_eq!(bar(1.0 / 16.0, 1), "▏");
+    }
+}

@@ -1,0 +1,750 @@
+//! `ftw du` against GNU du (run with LC_ALL=C) on generated trees: hard links inside
+//! and across subtrees and across PATH arguments, sparse files, symbolic links (never
+//! followed unless -L), empty files and directories, odd names. Apparent sizes are
+//! checked against a reference computed here (coreutils 9.2's rule: regular files and
+//! links only), since the du installed may be older. The export is read back by ncdu
+//! and gdu.
+
+mod common;
+
+use common::*;
+use std::ffi::OsStr;
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Builds the test tree under `root`; with `cross`, hard links also join separate
+/// subtrees (whose per-directory attribution depends on the walk's order).
+fn build(root: &Path, cross: bool) {
+    let p = |rel: &[u8]| root.join(OsStr::from_bytes(rel));
+    for d in [
+        &b"a/b/c"[..],
+        b"a/empty",
+        b"d e",
+        b"new\nline",
+        b"bad\xffname/sub",
+        b"deep/1/2/3/4/5",
+    ] {
+        fs::create_dir_all(p(d)).unwrap();
+    }
+    let write = |rel: &[u8], len: usize| fs::write(p(rel), vec![7u8; len]).unwrap();
+    write(b"a/f1", 5000);
+    write(b"a/b/f2", 70_000);
+    write(b"a/b/c/f3", 1);
+    write(b"d e/empty file", 0);
+    write(b"bad\xffname/h", 12_345);
+    write(b"bad\xffname/sub/x y", 300_000);
+    write(b"deep/1/2/3/4/5/leaf", 9000);
+    write(b"top", 4097);
+    // Sparse: a hole of 64 MiB, and one with 4 KiB written after 1 MiB of hole.
+    fs::File::create(p(b"a/sparse"))
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let mut f = fs::File::create(p(b"d e/partly")).unwrap();
+    f.set_len(1 << 20).unwrap();
+    use std::io::Seek;
+    f.seek(std::io::SeekFrom::Start(1 << 20)).unwrap();
+    f.write_all(&[1u8; 4096]).unwrap();
+    drop(f);
+    // Hard links within one directory.
+    fs::hard_link(p(b"a/f1"), p(b"a/f1-again")).unwrap();
+    fs::hard_link(p(b"bad\xffname/h"), p(b"bad\xffname/h2")).unwrap();
+    fs::hard_link(p(b"top"), p(b"top2")).unwrap();
+    if cross {
+        fs::hard_link(p(b"a/b/f2"), p(b"d e/f2 link")).unwrap();
+        fs::hard_link(p(b"a/f1"), p(b"new\nline/f1 again")).unwrap();
+        fs::hard_link(p(b"deep/1/2/3/4/5/leaf"), p(b"a/b/c/leaf")).unwrap();
+    }
+    symlink("f1", p(b"a/link to file")).unwrap();
+    symlink("b", p(b"a/link to dir")).unwrap();
+    symlink("nowhere/at/all", p(b"dangling")).unwrap();
+    symlink("../../a/b/f2", p(b"deep/1/long link name")).unwrap();
+}
+
+/// `du ARGS` with LC_ALL=C.
+fn du(args: &[&OsStr]) -> Run {
+    let r = run(Command::new("du").env("LC_ALL", "C").args(args));
+    assert!(
+        r.code == 0 || !r.stderr.is_empty(),
+        "GNU du is needed for these tests"
+    );
+    r
+}
+
+/// `ftw du ARGS`, without the block size variables (stderr read lossily: it names
+/// paths, which need not be UTF-8).
+fn ftw_du(args: &[&OsStr]) -> Run {
+    run(Command::new(ftw_bin())
+        .arg("du")
+        .env_remove("DU_BLOCK_SIZE")
+        .env_remove("BLOCK_SIZE")
+        .env_remove("BLOCKSIZE")
+        .args(args))
+}
+
+fn os(v: &[&str]) -> Vec<PathBuf> {
+    v.iter().map(PathBuf::from).collect()
+}
+
+fn args<'a>(opts: &'a [PathBuf], roots: &'a [PathBuf]) -> Vec<&'a OsStr> {
+    opts.iter()
+        .chain(roots.iter())
+        .map(|p| p.as_os_str())
+        .collect()
+}
+
+/// Lines (NUL-ended records if there is a NUL), sorted.
+fn sorted_lines(out: &[u8]) -> Vec<Vec<u8>> {
+    let end = if out.contains(&0) { 0 } else { b'\n' };
+    let mut v: Vec<Vec<u8>> = out.split(|&b| b == end).map(<[u8]>::to_vec).collect();
+    v.sort();
+    v
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Compares `ftw du OPTS ROOTS` with `du OPTS ROOTS`: byte for byte (`exact`), or as
+/// sorted lines.
+fn same_as_du(opts: &[&str], roots: &[PathBuf], threads: &str, exact: bool) {
+    let opts_v = os(opts);
+    let theirs = du(&args(&opts_v, roots));
+    let mut ours_opts = os(opts);
+    ours_opts.push(PathBuf::from(format!("-j{threads}")));
+    let ours = ftw_du(&args(&ours_opts, roots));
+    let what = format!("ftw du {opts:?} -j{threads}");
+    assert_eq!(ours.code, theirs.code, "{what}: {}", ours.stderr);
+    if exact {
+        assert_eq!(
+            text(&ours.stdout),
+            text(&theirs.stdout),
+            "{what}, line for line"
+        );
+    } else {
+        assert_eq!(
+            sorted_lines(&ours.stdout),
+            sorted_lines(&theirs.stdout),
+            "{what}, sorted lines:\n{}\n---- du:\n{}",
+            text(&ours.stdout),
+            text(&theirs.stdout)
+        );
+    }
+}
+
+#[test]
+fn du_totals_equal_gnu_du() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    let other = tmp.path().join("other");
+    build(&t, true);
+    fs::create_dir(&other).unwrap();
+    // Across PATH arguments: one more link to a file of the first tree, and a file.
+    fs::hard_link(t.join("a/b/f2"), other.join("f2 from other")).unwrap();
+    fs::write(other.join("own"), vec![1u8; 20_000]).unwrap();
+    let one = [t.clone()];
+    let two = [t.clone(), other.clone()];
+    let reversed = [other.clone(), t.clone()];
+    for threads in ["1", "2", "0"] {
+        for opts in [
+            &["-s", "-B1"][..],
+            &["-s"],
+            &["-sk"],
+            &["-sm"],
+            &["-sh"],
+            &["-s", "--si"],
+            &["-sBK"],
+            &["-sBKB"],
+            &["-sB", "3"],
+            &["-slB1"],
+            &["-s", "--inodes"],
+            &["-s", "--inodes", "-l"],
+            &["-sx", "-B1"],
+            &["-sS", "-B1"],
+        ] {
+            same_as_du(opts, &one, threads, true);
+            // Several PATHs: each counted once, in order, with -c's total.
+            let mut with_total = opts.to_vec();
+            with_total.push("-c");
+            same_as_du(&with_total, &two, threads, true);
+            same_as_du(&with_total, &reversed, threads, true);
+        }
+    }
+}
+
+#[test]
+fn du_per_directory_equals_gnu_du() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    build(&t, true);
+    let one = [t.clone()];
+    let opts_list: [&[&str]; 12] = [
+        &[],
+        &["-B1", "-d", "2"],
+        &["-a", "-B1"],
+        &["-a", "-d", "1"],
+        &["-S", "-B1"],
+        &["-S", "-a"],
+        &["-l", "-a", "-B1"],
+        &["--inodes", "-a"],
+        &["-0", "-a"],
+        &["-h", "-a"],
+        &["-c", "-d", "3", "--si"],
+        &["--exclude", "*f1*", "--exclude", "sub", "-a"],
+    ];
+    // One thread walks in du's order: the same lines in the same order, each file with
+    // several links counted where du counts it.
+    for opts in opts_list {
+        same_as_du(opts, &one, "1", true);
+    }
+    // With several, directories come in any order among their siblings, and a file
+    // with links in several directories is counted where it is first reached: on a
+    // tree whose links stay within one directory, the same lines.
+    let tmp2 = tempfile::tempdir().unwrap();
+    let u = tmp2.path().join("u");
+    build(&u, false);
+    let one = [u.clone()];
+    for threads in ["2", "0"] {
+        for opts in opts_list {
+            same_as_du(opts, &one, threads, false);
+        }
+    }
+}
+
+#[test]
+fn du_piped_prints_what_du_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let u = tmp.path().join("u");
+    build(&u, false);
+    // No option: piped, ftw prints du's lines.
+    let ours = ftw_du(&[u.as_os_str()]);
+    let theirs = du(&[u.as_os_str()]);
+    assert_eq!(ours.code, 0, "{}", ours.stderr);
+    assert_eq!(sorted_lines(&ours.stdout), sorted_lines(&theirs.stdout));
+    // Block sizes from the environment, as du reads them.
+    for (var, value) in [
+        ("DU_BLOCK_SIZE", "1"),
+        ("BLOCK_SIZE", "human-readable"),
+        ("BLOCKSIZE", "KB"),
+    ] {
+        let ours = run(Command::new(ftw_bin())
+            .args(["du", "-j1"])
+            .arg(&u)
+            .env(var, value));
+        let theirs = run(Command::new("du").arg(&u).env(var, value));
+        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{var}={value}");
+    }
+    // A root written with a trailing slash, a root that is a file, a link, a link to a
+    // directory (followed only with its slash), a missing one.
+    let link = tmp.path().join("link to u");
+    symlink(&u, &link).unwrap();
+    let mut slashed = link.as_os_str().to_owned();
+    slashed.push("/");
+    let mut u_slash = u.as_os_str().to_owned();
+    u_slash.push("//");
+    for roots in [
+        vec![u_slash.clone()],
+        vec![u.join("top").into_os_string()],
+        vec![link.clone().into_os_string()],
+        vec![slashed.clone()],
+        vec![u.join("dangling").into_os_string()],
+        vec![
+            u.join("missing").into_os_string(),
+            u.join("a").into_os_string(),
+        ],
+    ] {
+        for opts in [&["-j1", "-a"][..], &["-j1", "-sL"], &["-j2", "-s"]] {
+            let mut ftw_args: Vec<&OsStr> = opts.iter().map(OsStr::new).collect();
+            ftw_args.extend(roots.iter().map(|r| r.as_os_str()));
+            let ours = ftw_du(&ftw_args);
+            let du_args: Vec<&OsStr> = ftw_args
+                .iter()
+                .copied()
+                .filter(|a| !a.as_bytes().starts_with(b"-j"))
+                .collect();
+            let theirs = du(&du_args);
+            assert_eq!(
+                ours.code, theirs.code,
+                "{roots:?} {opts:?}: {}",
+                ours.stderr
+            );
+            assert_eq!(
+                text(&ours.stdout),
+                text(&theirs.stdout),
+                "{roots:?} {opts:?}"
+            );
+            assert_eq!(
+                ours.stderr.lines().count(),
+                theirs.stderr.lines().count() + usize::from(theirs.code != 0),
+                "one line an error, and the note that totals are incomplete: {}",
+                ours.stderr
+            );
+        }
+    }
+}
+
+/// The apparent total by coreutils 9.2's rule: `st_size` of regular files and symbolic
+/// links, each (device, inode) with several links once; from find.
+fn apparent_reference(root: &Path, count_links: bool) -> u64 {
+    let r = run(Command::new("find").arg(root).args([
+        "(",
+        "-type",
+        "f",
+        "-o",
+        "-type",
+        "l",
+        ")",
+        "-printf",
+        "%D %i %n %s\\n",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0;
+    for line in text(&r.stdout).lines() {
+        let f: Vec<u64> = line.split(' ').map(|x| x.parse().unwrap()).collect();
+        if count_links || f[2] == 1 || seen.insert((f[0], f[1])) {
+            total += f[3];
+        }
+    }
+    total
+}
+
+#[test]
+fn du_apparent_sizes_count_files_and_links_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    build(&t, true);
+    let expect = apparent_reference(&t, false);
+    let expect_l = apparent_reference(&t, true);
+    let dirs = run(Command::new("find").arg(&t).args(["-type", "d"]))
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    assert!(dirs > 10);
+    for threads in ["-j1", "-j2", "-j0"] {
+        for (opts, want) in [
+            (&["-sb"][..], expect),
+            (&["-s", "--apparent-size", "-B1"], expect),
+            (&["-sAB1"], expect),
+            (&["-sbl"], expect_l),
+        ] {
+            let mut a: Vec<&OsStr> = opts.iter().map(OsStr::new).collect();
+            a.push(OsStr::new(threads));
+            a.push(t.as_os_str());
+            let r = ftw_du(&a);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            assert_eq!(
+                text(&r.stdout),
+                format!("{want}\t{}\n", t.display()),
+                "{opts:?} {threads}"
+            );
+        }
+        // In KiB, rounded up as du rounds.
+        let r = ftw_du(&[OsStr::new("-s"), OsStr::new("-A"), t.as_os_str()]);
+        assert_eq!(
+            text(&r.stdout),
+            format!("{}\t{}\n", expect.div_ceil(1024), t.display())
+        );
+    }
+    // du 9.1 adds the directories' sizes; ftw does not: the difference is theirs.
+    let old = du(&[OsStr::new("-sb"), t.as_os_str()]);
+    let old: u64 = text(&old.stdout)
+        .split('\t')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(old >= expect, "du -sb {old} < reference {expect}");
+}
+
+#[test]
+fn du_export_is_read_by_ncdu_and_gdu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    build(&t, true);
+    let bytes = |r: &Run| -> u64 {
+        text(&r.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let total = bytes(&ftw_du(&[OsStr::new("-sB1"), t.as_os_str()]));
+    let apparent = bytes(&ftw_du(&[OsStr::new("-sb"), t.as_os_str()]));
+    for extra in [&[][..], &["-j1"], &["-d", "1"], &["-d", "0"]] {
+        let file = tmp.path().join("export.json");
+        let mut a: Vec<&OsStr> = vec![OsStr::new("-o"), file.as_os_str()];
+        a.extend(extra.iter().map(OsStr::new));
+        a.push(t.as_os_str());
+        let r = ftw_du(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "the export alone is written");
+        // ncdu reads it and exports it again: the sizes add up to the totals.
+        let again = tmp.path().join("again.json");
+        let n = run(Command::new("ncdu")
+            .arg("-f")
+            .arg(&file)
+            .arg("-o")
+            .arg(&again));
+        assert_eq!(n.code, 0, "ncdu -f {extra:?}: {}", n.stderr);
+        let json = fs::read_to_string(&again).unwrap();
+        let sum = |key: &str| -> u64 {
+            json.split(key)
+                .skip(1)
+                .map(|s| {
+                    s.chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect::<String>()
+                        .parse::<u64>()
+                        .unwrap()
+                })
+                .sum()
+        };
+        assert_eq!(sum("\"dsize\":"), total, "ncdu's disk usage {extra:?}");
+        assert_eq!(
+            sum("\"asize\":"),
+            apparent,
+            "ncdu's apparent size {extra:?}"
+        );
+        if extra != ["-d", "0"] {
+            assert!(json.contains("new\\nline"), "names come back");
+        }
+        // gdu reads it too and finds the same total (for the whole tree: gdu takes a
+        // directory's size from its entries, not from its own dsize, so a directory
+        // folded below -d counts as empty there).
+        if extra.contains(&"-d") {
+            continue;
+        }
+        let g =
+            run(Command::new("gdu")
+                .arg("-f")
+                .arg(&file)
+                .args(["-n", "-p", "-s", "--no-prefix"]));
+        assert_eq!(g.code, 0, "gdu -f {extra:?}: {}", g.stderr);
+        assert_eq!(
+            bytes(&g),
+            total,
+            "gdu's total {extra:?}: {}",
+            text(&g.stdout)
+        );
+    }
+    // '-' writes it to standard output.
+    let r = ftw_du(&[OsStr::new("-o"), OsStr::new("-"), t.as_os_str()]);
+    assert!(r.stdout.starts_with(b"[1,2,{\"progname\":\"ftw\""));
+    assert!(
+        r.stdout.is_ascii() || std::str::from_utf8(&r.stdout).is_ok(),
+        "valid UTF-8"
+    );
+}
+
+#[test]
+fn du_tree_view_shows_the_largest_entries_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    build(&t, false);
+    fs::write(t.join("new\nline/big\x1b[31m"), vec![1u8; 3_000_000]).unwrap();
+    let r = run(Command::new(ftw_bin())
+        .args(["du", "--tree", "-n", "4", "--color", "never"])
+        .arg(&t)
+        .env("COLUMNS", "80"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = text(&r.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[0].contains(&*t.to_string_lossy()) && lines[0].ends_with("100%"));
+    assert!(lines[1].contains("new\\nline"), "{out}");
+    assert!(lines[2].contains("big\\x1b[31m"), "{out}");
+    assert!(!r.stdout.contains(&0x1b), "no raw escape: {out}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{out}");
+    let sized = run(Command::new(ftw_bin())
+        .args(["du", "--tree", "-n", "3", "--color", "always"])
+        .arg(&t)
+        .env("COLUMNS", "200"));
+    assert!(sized.stdout.contains(&0x1b), "colour when asked");
+    let plain = run(Command::new(ftw_bin())
+        .args(["du", "--tree", "-n", "3"])
+        .arg(&t)
+        .env("COLUMNS", "200"));
+    assert!(!plain.stdout.contains(&0x1b), "no colour when piped");
+}
+
+#[test]
+fn du_errors_are_reported_and_the_rest_counted() {
+    let un = Unprivileged::new("ftw-du-");
+    let t = &un.root;
+    fs::create_dir_all(t.join("open/sub")).unwrap();
+    fs::create_dir_all(t.join("closed/inside")).unwrap();
+    fs::write(t.join("open/f"), vec![1u8; 10_000]).unwrap();
+    fs::write(t.join("closed/inside/g"), vec![1u8; 10_000]).unwrap();
+    for d in ["open", "open/sub", "closed/inside"] {
+        set_mode(&t.join(d), 0o755);
+    }
+    set_mode(&t.join("closed"), 0o000);
+    let mut theirs = as_user(Path::new("/usr/bin/du"));
+    let theirs = run(theirs.arg("-a").arg(t).env("LC_ALL", "C"));
+    for threads in ["-j1", "-j2"] {
+        let ours = run(as_user(&un.bin).args(["du", threads, "-a"]).arg(t));
+        if Unprivileged::cannot_switch(&ours) {
+            eprintln!("skipped: cannot switch users");
+            return;
+        }
+        assert_eq!(ours.code, 1);
+        assert_eq!(theirs.code, 1);
+        assert_eq!(
+            sorted_lines(&ours.stdout),
+            sorted_lines(&theirs.stdout),
+            "the rest is counted, the unreadable directory's own size too ({threads})"
+        );
+        if threads == "-j1" {
+            assert_eq!(text(&ours.stdout), text(&theirs.stdout), "in du's order");
+        }
+        assert!(
+            ours.stderr.contains("closed: Permission denied"),
+            "{}",
+            ours.stderr
+        );
+        assert!(
+            ours.stderr.contains("totals are incomplete: 1 error"),
+            "{}",
+            ours.stderr
+        );
+    }
+    set_mode(&t.join("closed"), 0o755);
+}
+
+/// The benchmark's tree of hard-linked copies, where the machine has it: the totals
+/// equal du's, and with one thread (du's order, so each file counted in the copy du
+/// counts it in), every directory's down to two levels.
+#[test]
+fn du_big_tree_equals_gnu_du() {
+    let big = Path::new("/bench/trees/big");
+    if !big.join("c24").is_dir() {
+        eprintln!("skipped: no /bench/trees/big");
+        return;
+    }
+    let roots = [big.to_path_buf()];
+    for opts in [&["-sB1"][..], &["-slB1"], &["-s", "--inodes"]] {
+        same_as_du(opts, &roots, "0", true);
+    }
+    same_as_du(&["-B1", "-d", "2"], &roots, "1", false);
+}
+
+#[test]
+fn du_usage_errors() {
+    let r = ftw_du(&[OsStr::new("-s"), OsStr::new("-d"), OsStr::new("1")]);
+    assert_eq!(r.code, 2);
+    let r = ftw_du(&[OsStr::new("-B"), OsStr::new("0")]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("invalid -B argument"), "{}", r.stderr);
+    let r = ftw_du(&[OsStr::new("--help")]);
+    assert_eq!(r.code, 0);
+    assert!(text(&r.stdout).contains("--human-readable"));
+}
+
+/// Creates `n` entries under `root` quickly, in directories of 1,000 made on two
+/// threads: in each, a file, 500 hard links to it (which the dedup set holds once) and
+/// 499 empty files (distinct inodes).
+fn many_entries(root: &Path, n: usize) {
+    let per_dir = 1000;
+    let dirs = n / per_dir;
+    std::thread::scope(|scope| {
+        for part in 0..2 {
+            scope.spawn(move || {
+                for d in (part..dirs).step_by(2) {
+                    let dir = root.join(format!("d{d}"));
+                    fs::create_dir(&dir).unwrap();
+                    let seed = dir.join("0");
+                    fs::write(&seed, b"x").unwrap();
+                    for i in 1..per_dir {
+                        let p = dir.join(format!("{i}"));
+                        if i % 2 == 0 {
+                            fs::File::create(p).unwrap();
+                        } else {
+                            fs::hard_link(&seed, p).unwrap();
+                        }
+                    }
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn du_summary_of_two_million_entries_stays_small() {
+    let n = 2_000_000;
+    // On a tmpfs where there is one with room (entries are made ten times faster there
+    // than on a journaled disk), else in the temporary directory.
+    let shm = Path::new("/dev/shm");
+    let roomy = rustix::fs::statvfs(shm).is_ok_and(|v| v.f_favail > 3 * n as u64 / 2);
+    let tmp = if roomy {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let start = std::time::Instant::now();
+    many_entries(tmp.path(), n);
+    eprintln!("made {n} entries in {:?}", start.elapsed());
+    let (status, out, peak) = with_peak_rss(
+        Command::new(ftw_bin())
+            .args(["du", "-s", "--inodes"])
+            .arg(tmp.path()),
+    );
+    let out = text(&out);
+    assert!(status.success());
+    // The root, the directories, and in each its file (its links counted once) and
+    // its 499 empty files.
+    let dirs = n / 1000;
+    let expect = 1 + dirs + dirs * 500;
+    let counted: usize = out.split('\t').next().unwrap().parse().unwrap();
+    assert_eq!(counted, expect, "{out}");
+    eprintln!("peak RSS of ftw du -s over {n} entries: {peak} KiB");
+    assert!(peak > 0 && peak < 64 * 1024, "{peak} KiB");
+    let r = ftw_du(&[
+        OsStr::new("-s"),
+        OsStr::new("--inodes"),
+        OsStr::new("-j1"),
+        tmp.path().as_os_str(),
+    ]);
+    assert_eq!(text(&r.stdout), out);
+    // du's lines of every entry (-a) are written as they come, not kept: 2,000,000
+    // lines in the same memory.
+    let (status, lines, peak) =
+        with_peak_rss(Command::new(ftw_bin()).args(["du", "-a"]).arg(tmp.path()));
+    assert!(status.success());
+    let lines = lines.iter().filter(|&&b| b == b'\n').count();
+    assert_eq!(lines, 1 + dirs + dirs * 500, "one line an entry counted");
+    eprintln!("peak RSS of ftw du -a over {n} entries: {peak} KiB");
+    assert!(peak > 0 && peak < 64 * 1024, "ftw du -a: {peak} KiB");
+    // A reader that goes away ends it quietly.
+    let (status, err) =
+        close_after_first_bytes(Command::new(ftw_bin()).args(["du", "-a"]).arg(tmp.path()));
+    assert!(status.success(), "{err}");
+    assert!(err.is_empty(), "{err}");
+}
+
+/// Runs `cmd` to its end, its output read on another thread, watching its peak RSS:
+/// (status, output, peak KiB).
+fn with_peak_rss(cmd: &mut Command) -> (std::process::ExitStatus, Vec<u8>, u64) {
+    let mut child = spawn_piped(cmd);
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut v).map(|_| v)
+    });
+    let pid = child.id();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        // (Gone from /proc, or a zombie without memory, once it ends.)
+        let hwm = std::fs::read_to_string(format!("/proc/{pid}/status")).ok();
+        if let Some(kib) = hwm.as_deref().and_then(|st| {
+            st.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        }) {
+            peak = peak.max(kib);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    (status, reader.join().unwrap().unwrap(), peak)
+}
+
+mod random {
+    //! Random trees (proptest): files of random sizes, directories, hard links to files
+    //! made before, symbolic links; `ftw du -j 1` prints what du prints, byte for byte,
+    //! and the parallel totals are du's.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Kind {
+        File(usize),
+        Dir,
+        /// A hard link to the n-th file made so far (modulo their count).
+        HardLink(usize),
+        Link(Vec<u8>),
+    }
+
+    fn entry() -> impl Strategy<Value = (Vec<Vec<u8>>, Kind)> {
+        let name = prop::sample::select(vec![
+            b"a".to_vec(),
+            b"b".to_vec(),
+            b"c d".to_vec(),
+            b"\xff".to_vec(),
+            b"n\nl".to_vec(),
+        ]);
+        let kind = prop_oneof![
+            3 => (0usize..20_000).prop_map(Kind::File),
+            3 => Just(Kind::Dir),
+            2 => (0usize..100).prop_map(Kind::HardLink),
+            1 => prop::sample::select(vec![b"a".to_vec(), b"..".to_vec(), b"nowhere".to_vec()])
+                .prop_map(Kind::Link),
+        ];
+        (prop::collection::vec(name, 1..5), kind)
+    }
+
+    fn build(root: &Path, entries: &[(Vec<Vec<u8>>, Kind)]) {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for (comps, kind) in entries {
+            let mut path = root.to_path_buf();
+            for c in &comps[..comps.len() - 1] {
+                path.push(OsStr::from_bytes(c));
+            }
+            if fs::create_dir_all(&path).is_err() {
+                continue;
+            }
+            path.push(OsStr::from_bytes(comps.last().unwrap()));
+            if fs::symlink_metadata(&path).is_ok() {
+                continue;
+            }
+            let made = match kind {
+                Kind::File(len) => fs::write(&path, vec![3u8; *len]).map(|()| true),
+                Kind::Dir => fs::create_dir(&path).map(|()| false),
+                Kind::HardLink(i) if !files.is_empty() => {
+                    fs::hard_link(&files[i % files.len()], &path).map(|()| false)
+                }
+                Kind::HardLink(_) => Ok(false),
+                Kind::Link(to) => symlink(OsStr::from_bytes(to), &path).map(|()| false),
+            };
+            if made.unwrap_or(false) {
+                files.push(path);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        #[test]
+        fn du_random_trees_equal_gnu_du(entries in prop::collection::vec(entry(), 1..40)) {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("t");
+            fs::create_dir(&root).unwrap();
+            build(&root, &entries);
+            for opts in [&["-a", "-B1"][..], &["-a", "-l"], &["-S", "--inodes"], &["-a", "-L", "-B1"]] {
+                let mut a: Vec<&OsStr> = opts.iter().map(OsStr::new).collect();
+                a.push(root.as_os_str());
+                let theirs = du(&a);
+                let mut ours_args = vec![OsStr::new("-j1")];
+                ours_args.extend(a.iter().copied());
+                let ours = ftw_du(&ours_args);
+                prop_assert_eq!(ours.code, theirs.code, "{:?}: {}", opts, ours.stderr);
+                prop_assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{:?}", opts);
+            }
+            let theirs = du(&[OsStr::new("-sB1"), root.as_os_str()]);
+            let ours = ftw_du(&[OsStr::new("-sB1"), root.as_os_str()]);
+            prop_assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+        }
+    }
+}
