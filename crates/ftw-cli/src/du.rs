@@ -124,6 +124,21 @@ pub struct DuArgs {
     #[arg(long = "exclude", value_name = "PATTERN")]
     exclude: Vec<String>,
 
+    /// Leave out entries matching the glob, and everything below a directory that does
+    /// (ftw find's -E: a glob without '/' matches names, one with '/' the end of the
+    /// path; the directory is not opened).
+    #[arg(short = 'E', value_name = "GLOB")]
+    exclude_glob: Vec<String>,
+
+    /// Leave out what ignore files ignore, with git's rules (as 'ftw find --ignore'):
+    /// by default du counts everything.
+    #[arg(long = "ignore")]
+    ignore: bool,
+
+    /// Leave out names that start with a dot.
+    #[arg(long = "no-hidden")]
+    no_hidden: bool,
+
     /// du: count entries (inodes) instead of bytes.
     #[arg(long = "inodes")]
     inodes: bool,
@@ -234,6 +249,12 @@ fn last_index(m: &ArgMatches, id: &str) -> Option<usize> {
     m.indices_of(id).and_then(|i| i.max())
 }
 
+/// A -E test on a path: its name, or (for globs with a '/') its end.
+fn glob_excluded(globs: &ftw::filter::Excludes, path: &[u8]) -> bool {
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    globs.is_match_name(name) || globs.is_match_path(path)
+}
+
 /// An --exclude test: a glob matched against the whole path and each tail of it after a
 /// '/' (du's `excluded_file_name` with `EXCLUDE_WILDCARDS`).
 fn exclude_test(patterns: &[String]) -> Result<Option<globset::GlobSet>, String> {
@@ -332,8 +353,23 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     if tree && args.export.is_none() {
         opts = opts.keep_largest(lines);
     }
-    if let Some(set) = exclude {
-        opts = opts.exclude(move |p: &[u8]| excluded(&set, p));
+    let globs = match ftw::filter::Excludes::new(&args.exclude_glob) {
+        Ok(g) => g,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    match (exclude, args.exclude_glob.is_empty()) {
+        (Some(set), true) => opts = opts.exclude(move |p: &[u8]| excluded(&set, p)),
+        (Some(set), false) => {
+            opts = opts.exclude(move |p: &[u8]| excluded(&set, p) || glob_excluded(&globs, p))
+        }
+        (None, false) => opts = opts.exclude(move |p: &[u8]| glob_excluded(&globs, p)),
+        (None, true) => {}
+    }
+    if args.ignore || args.no_hidden {
+        let rules = ftw::filter::IgnoreOptions::default()
+            .ignore_files(args.ignore)
+            .hidden(!args.no_hidden);
+        opts = opts.ignore(ftw::filter::Ignore::new(rules));
     }
     let failed = Arc::new(AtomicBool::new(false));
     let seen = failed.clone();

@@ -748,3 +748,48 @@ mod random {
         }
     }
 }
+
+#[test]
+fn du_ignore_and_exclude_globs_leave_out_what_du_exclude_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    build(&root, false);
+    fs::create_dir_all(root.join("a/build/deeper")).unwrap();
+    fs::write(root.join("a/build/deeper/obj"), vec![7u8; 20_000]).unwrap();
+    fs::write(root.join("a/x.log"), vec![7u8; 9_000]).unwrap();
+    fs::write(root.join(".ignore"), "build/\n*.log\n").unwrap();
+    let roots = [root.clone()];
+    for threads in ["1", "0"] {
+        let j = format!("-j{threads}");
+        // -E: a name glob, as du's --exclude with the same names.
+        let ours = ftw_du(&args(
+            &os(&["-s", "-B1", &j, "-E", "build", "-E", "*.log"]),
+            &roots,
+        ));
+        let theirs = du(&args(
+            &os(&["-s", "-B1", "--exclude=build", "--exclude=*.log"]),
+            &roots,
+        ));
+        assert_eq!(
+            (ours.code, text(&ours.stdout)),
+            (0, text(&theirs.stdout)),
+            "-E {j}"
+        );
+        // --ignore: the .ignore file's rules; du is told the same names.
+        let ours = ftw_du(&args(&os(&["-s", "-B1", &j, "--ignore"]), &roots));
+        assert_eq!(
+            (ours.code, text(&ours.stdout)),
+            (0, text(&theirs.stdout)),
+            "--ignore {j}"
+        );
+        // Without them, everything (the rules are only a file).
+        let all = ftw_du(&args(&os(&["-s", "-B1", &j]), &roots));
+        let du_all = du(&args(&os(&["-s", "-B1"]), &roots));
+        assert_eq!(text(&all.stdout), text(&du_all.stdout));
+        assert_ne!(
+            text(&all.stdout),
+            text(&theirs.stdout),
+            "the test must exclude something"
+        );
+    }
+}

@@ -209,6 +209,7 @@ pub struct UsageOptions {
     largest: usize,
     threads: usize,
     exclude: Option<PathTest>,
+    ignore: Option<Arc<crate::filter::Ignore>>,
     on_error: Option<ErrorSink>,
     progress: Option<Arc<UsageProgress>>,
     stream: Option<ListSink>,
@@ -233,6 +234,7 @@ impl UsageOptions {
             largest: usize::MAX,
             threads: 0,
             exclude: None,
+            ignore: None,
             on_error: None,
             progress: None,
             stream: None,
@@ -331,6 +333,24 @@ impl UsageOptions {
     /// that order. With several, in the order workers reach them.
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
+        self
+    }
+
+    /// Leave out what `ignore`'s rules ignore (ignore files with git's semantics,
+    /// hidden names): an ignored directory is not opened, and counts nothing.
+    ///
+    /// ```
+    /// use ftw::filter::{Ignore, IgnoreOptions};
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::write(tmp.path().join(".ignore"), "*.bin\n")?;
+    /// std::fs::write(tmp.path().join("big.bin"), vec![0u8; 50_000])?;
+    /// let opts = ftw::UsageOptions::new().ignore(Ignore::new(IgnoreOptions::default()));
+    /// let du = ftw::disk_usage(&[tmp.path()], &opts);
+    /// assert!(du.total.apparent < 50_000);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn ignore(mut self, rules: crate::filter::Ignore) -> Self {
+        self.ignore = Some(Arc::new(rules));
         self
     }
 
@@ -653,6 +673,8 @@ struct DirState {
     /// Its entries kept, as they come.
     children: Mutex<Vec<UsageNode>>,
     meta: Metadata,
+    /// The ignore rules here, with [`UsageOptions::ignore`].
+    rules: Option<Arc<crate::filter::Rules>>,
 }
 
 /// Each worker's visitor.
@@ -751,7 +773,17 @@ impl Drop for Counter<'_> {
 impl Visitor for Counter<'_> {
     type State = DirState;
 
-    fn enter(&mut self, d: &DirEvent<'_>, _: Option<&DirState>) -> DirState {
+    fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&DirState>) -> DirState {
+        let rules = self.run.opts.ignore.as_ref().map(|ig| {
+            let run = self.run;
+            ig.enter(d, parent.and_then(|p| p.rules.as_ref()), &mut |e| {
+                run.error(&Error::io(
+                    e.path,
+                    d.depth(),
+                    std::io::Error::other(e.reason),
+                ))
+            })
+        });
         let m = match d.dir() {
             Some(dir) => dir.stat(ASK),
             None => sys::stat_path(&d.to_path_buf(), ASK, true),
@@ -773,6 +805,7 @@ impl Visitor for Counter<'_> {
             sub: AtomicTotals::default(),
             children: Mutex::new(Vec::new()),
             meta: m,
+            rules,
         }
     }
 
@@ -801,6 +834,11 @@ impl Visitor for Counter<'_> {
         }
         self.tick();
         let opts = self.run.opts;
+        if let (Some(ig), Some(rules)) = (&opts.ignore, &state.rules) {
+            if ig.is_ignored(rules, e, &mut self.path) {
+                return Control::Skip;
+            }
+        }
         if opts.exclude.is_some() {
             self.path.clear();
             e.write_path(&mut self.path);
@@ -869,6 +907,7 @@ impl Visitor for Counter<'_> {
             sub,
             children,
             meta,
+            ..
         } = state;
         let own = own.into_inner();
         let total = own + sub.into_inner();

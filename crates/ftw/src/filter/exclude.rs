@@ -5,6 +5,7 @@ use super::PatternError;
 use crate::walk::Entry;
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::Path;
 
 /// Exclusion globs, as `fd --exclude` and `find -prune` use them. A glob without a `/`
@@ -12,8 +13,8 @@ use std::path::Path;
 /// path, at a component's start (`src/gen` excludes `./a/src/gen`; `*` does not cross a
 /// `/`; `**` does). Case matters.
 ///
-/// globset sorts the globs by kind, so a literal name or an extension is a hash lookup,
-/// not a regular expression per glob.
+/// Simple name globs (a literal name, `*.ext`, `prefix*`, `*suffix`) are sorted out
+/// first: a hash lookup or a comparison, not a glob matcher per name.
 ///
 /// ```
 /// use ftw::filter::Excludes;
@@ -25,8 +26,47 @@ use std::path::Path;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Excludes {
-    names: GlobSet,
+    /// Name globs sorted by kind: a literal name or an extension is one hash lookup,
+    /// a prefix or suffix a comparison; only the rest go through the glob matcher.
+    literal: HashSet<Vec<u8>>,
+    extensions: HashSet<Vec<u8>>,
+    prefixes: Vec<Vec<u8>>,
+    suffixes: Vec<Vec<u8>>,
+    names: Option<GlobSet>,
     paths: Option<GlobSet>,
+}
+
+/// Whether a glob byte is special.
+fn is_meta(b: u8) -> bool {
+    matches!(b, b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'\\')
+}
+
+/// A name glob's kind, where it is a simple one.
+enum Simple<'a> {
+    Literal(&'a [u8]),
+    Extension(&'a [u8]),
+    Prefix(&'a [u8]),
+    Suffix(&'a [u8]),
+}
+
+fn simple(glob: &[u8]) -> Option<Simple<'_>> {
+    if !glob.iter().copied().any(is_meta) {
+        return Some(Simple::Literal(glob));
+    }
+    if let Some(rest) = glob.strip_prefix(b"*") {
+        if !rest.iter().copied().any(is_meta) {
+            return Some(match rest.strip_prefix(b".") {
+                Some(ext) if !ext.is_empty() && !ext.contains(&b'.') => Simple::Extension(ext),
+                _ => Simple::Suffix(rest),
+            });
+        }
+    }
+    if let Some(rest) = glob.strip_suffix(b"*") {
+        if !rest.is_empty() && !rest.iter().copied().any(is_meta) {
+            return Some(Simple::Prefix(rest));
+        }
+    }
+    None
 }
 
 impl Excludes {
@@ -35,6 +75,10 @@ impl Excludes {
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();
         let mut any_path = false;
+        let mut any_name = false;
+        let mut literal = HashSet::new();
+        let mut extensions = HashSet::new();
+        let (mut prefixes, mut suffixes) = (Vec::new(), Vec::new());
         for g in globs {
             let err = |e: globset::Error| PatternError {
                 pattern: g.clone(),
@@ -50,6 +94,26 @@ impl Excludes {
                 };
                 (&mut paths, source)
             } else {
+                match simple(trimmed.as_bytes()) {
+                    Some(Simple::Literal(l)) => {
+                        literal.insert(l.to_vec());
+                        continue;
+                    }
+                    Some(Simple::Extension(e)) => {
+                        extensions.insert(e.to_vec());
+                        continue;
+                    }
+                    Some(Simple::Prefix(p)) => {
+                        prefixes.push(p.to_vec());
+                        continue;
+                    }
+                    Some(Simple::Suffix(x)) => {
+                        suffixes.push(x.to_vec());
+                        continue;
+                    }
+                    None => {}
+                }
+                any_name = true;
                 (&mut names, Cow::Borrowed(trimmed))
             };
             let glob = GlobBuilder::new(&source)
@@ -66,15 +130,35 @@ impl Excludes {
             })
         };
         Ok(Excludes {
-            names: build(names)?,
+            literal,
+            extensions,
+            prefixes,
+            suffixes,
+            names: if any_name { Some(build(names)?) } else { None },
             paths: if any_path { Some(build(paths)?) } else { None },
         })
     }
 
     /// Whether a name is excluded (by a glob without `/`).
     pub fn is_match_name(&self, name: &[u8]) -> bool {
+        if self.literal.contains(name) {
+            return true;
+        }
+        if !self.extensions.is_empty() {
+            if let Some(dot) = name.iter().rposition(|&b| b == b'.') {
+                if dot + 1 < name.len() && self.extensions.contains(&name[dot + 1..]) {
+                    return true;
+                }
+            }
+        }
+        if self.prefixes.iter().any(|p| name.starts_with(p))
+            || self.suffixes.iter().any(|x| name.ends_with(x))
+        {
+            return true;
+        }
         self.names
-            .is_match_candidate(&Candidate::new(as_path(name).as_ref()))
+            .as_ref()
+            .is_some_and(|n| n.is_match_candidate(&Candidate::new(as_path(name).as_ref())))
     }
 
     /// Whether a path is excluded by a glob with a `/`.

@@ -3,6 +3,7 @@
 use super::*;
 use crate::walk::{Control, WalkBuilder};
 use std::collections::BTreeSet;
+use std::os::unix::ffi::OsStrExt;
 
 fn kept(root: &std::path::Path, filter: &Filter, threads: usize) -> BTreeSet<Vec<u8>> {
     let mut out = BTreeSet::new();
@@ -86,5 +87,70 @@ fn each_test_keeps_what_it_should() {
     // Threads change nothing.
     for threads in [1, 4] {
         assert_eq!(kept(r, &both, threads), names(&["big.RS"]));
+    }
+}
+
+#[test]
+fn simple_exclusion_globs_match_as_the_glob_matcher_does() {
+    let globs = [
+        ".git",
+        "*.o",
+        "*~",
+        ".#*",
+        "*.tar.gz",
+        "node_modules",
+        "{arch}",
+        "a?c",
+        "[ab]*",
+        "*.",
+        "x*y",
+    ];
+    let names: &[&[u8]] = &[
+        b".git",
+        b"x.o",
+        b".o",
+        b"o",
+        b"file~",
+        b"~",
+        b".#lock",
+        b".#",
+        b"a.tar.gz",
+        b"tar.gz",
+        b"node_modules",
+        b"node_modules2",
+        b"arch",
+        b"{arch}",
+        b"abc",
+        b"bx",
+        b"cz",
+        b"name.",
+        b"xzzy",
+        b"x.O",
+        b"\xff.o",
+    ];
+    let fast = Excludes::new(&globs.map(String::from)).unwrap();
+    for g in globs {
+        let one = Excludes::new(&[g.to_string()]).unwrap();
+        let reference = globset::GlobBuilder::new(g)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .unwrap()
+            .compile_matcher();
+        for name in names {
+            let want = reference.is_match(std::path::Path::new(std::ffi::OsStr::from_bytes(name)));
+            assert_eq!(
+                one.is_match_name(name),
+                want,
+                "{g} on {:?}",
+                String::from_utf8_lossy(name)
+            );
+        }
+    }
+    for name in names {
+        let any = globs
+            .iter()
+            .any(|g| Excludes::new(&[g.to_string()]).unwrap().is_match_name(name));
+        assert_eq!(fast.is_match_name(name), any);
     }
 }
