@@ -5,7 +5,8 @@
 # Copies go to $SCRATCH (default: TREES/../scratch, the same file system as the trees).
 # Needs the peers from ../shared/bench/setup-peers.sh and the trees from make-trees.sh.
 # Writes a Markdown report to stdout and keeps hyperfine's JSON in bench/out/.
-# Environment: RUNS (default 5), SKIP_BIG=1, SKIP_DEEP=1.
+# Environment: RUNS (default 5), BIG_RUNS (default RUNS), SKIP_CRA=1, SKIP_BIG=1,
+# SKIP_DEEP=1.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
@@ -51,15 +52,17 @@ PY
   echo
 }
 
-echo "## \`cra\` copy (42k entries, 360 MB)"
-echo
-bench rm-cra "sh -c 'rm -rf $S; cp -a cra $S; sync'" "$((RUNS * 2))" \
-  "ftw rm $S" "rmz $S" "rm -rf $S" "floor_rm $S" "ftw rm -j1 $S"
+if [[ -z ${SKIP_CRA:-} ]]; then
+  echo "## \`cra\` copy (42k entries, 360 MB)"
+  echo
+  bench rm-cra "sh -c 'rm -rf $S; cp -a cra $S; sync'" "$((RUNS * 2))" \
+    "ftw rm $S" "rmz $S" "rm -rf $S" "floor_rm $S" "ftw rm -j1 $S"
+fi
 
 if [[ -z ${SKIP_BIG:-} ]]; then
   echo "## \`big\` copy (1.01M entries, cp -al: hard links, so no data blocks are freed)"
   echo
-  bench rm-big "sh -c 'rm -rf $S; cp -al big $S; sync'" "$RUNS" \
+  bench rm-big "sh -c 'rm -rf $S; cp -al big $S; sync'" "${BIG_RUNS:-$RUNS}" \
     "ftw rm $S" "rmz $S" "rm -rf $S" "floor_rm $S" "ftw rm -j1 $S"
 fi
 
