@@ -1,10 +1,10 @@
 //! `ftw du`: disk usage, printed as GNU du prints it (`SIZE<TAB>PATH`, line for line),
 //! or on a terminal as a tree of the largest entries, or exported in ncdu's format.
 
+use crate::msg::{report, warn};
 use crate::output::{Closed, Output};
 use crate::progress::{self, Progress};
 use crate::size::Format;
-use crate::{report, warn};
 use clap::{ArgAction, ArgMatches, Args, ValueEnum};
 use ftw::usage::{Totals, UsageOptions, UsageProgress, disk_usage};
 use std::io::{IsTerminal, Write};

@@ -1,7 +1,7 @@
 //! `ftw find -x CMD` and `-X CMD`: a command for each entry found (in parallel, each
 //! command's output kept together), or for as many at once as the argument list holds.
 
-use crate::report;
+use crate::msg::report;
 use crate::select::{Select, visit_parallel, visit_serial};
 use ftw::filter::Ignore;
 use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder};
@@ -316,7 +316,7 @@ fn matched<'e, 'a>(
         }
         Err(err) => {
             errors.store(true, Ordering::Relaxed);
-            crate::find::report_error(&err, errors);
+            crate::msg::walk_error(&err, errors);
             None
         }
     }

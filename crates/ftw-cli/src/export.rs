@@ -15,7 +15,7 @@ pub fn write(file: &Path, usage: &DiskUsage) -> io::Result<()> {
         return Err(io::Error::other("nothing to export"));
     };
     if usage.roots.len() > 1 {
-        crate::warn("the export holds one tree: only the first PATH is written to it");
+        crate::msg::warn("the export holds one tree: only the first PATH is written to it");
     }
     let out: Box<dyn Write> = if file.as_os_str() == "-" {
         Box::new(io::stdout().lock())

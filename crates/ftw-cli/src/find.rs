@@ -1,13 +1,13 @@
 //! `ftw find`: list every entry under each root.
 
 use crate::format::Format;
+use crate::msg::{report, warn};
 use crate::output::{Age, Closed, LATENCY, Output};
 use crate::select::{FilterArgs, Select};
-use crate::{report, warn};
 use clap::Args;
 use ftw::filter::Ignore;
 use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
-use std::os::unix::ffi::OsStrExt;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -247,23 +247,6 @@ impl Records<'_> {
     }
 }
 
-pub(crate) fn report_error(err: &ftw::walk::Error, failed: &AtomicBool) {
-    failed.store(true, Ordering::Relaxed);
-    let path = err.path().as_os_str().as_bytes();
-    let mut reason = err.reason();
-    // 'ftw find foo' for a name foo that is not there: say how to look for names.
-    if err.depth() == 0
-        && err.io_error().kind() == std::io::ErrorKind::NotFound
-        && !path.contains(&b'/')
-    {
-        reason.push_str(&format!(
-            " (to match names: ftw find -n {})",
-            String::from_utf8_lossy(path)
-        ));
-    }
-    report(path, &reason);
-}
-
 /// One thread, entries in walk order, written straight into the output buffer.
 fn serial(
     b: WalkBuilder,
@@ -300,7 +283,7 @@ fn serial(
             }
         }
         Err(err) => {
-            report_error(&err, failed);
+            crate::msg::walk_error(&err, failed);
             Control::Continue
         }
     });
@@ -397,7 +380,7 @@ impl ParallelVisitor for Batcher<'_> {
                     return Control::Stop;
                 }
             }
-            Err(err) => report_error(&err, self.failed),
+            Err(err) => crate::msg::walk_error(&err, self.failed),
         }
         control
     }

@@ -6,6 +6,7 @@ mod exec;
 mod export;
 mod find;
 mod format;
+mod msg;
 mod output;
 mod progress;
 mod rm;
@@ -14,7 +15,6 @@ mod size;
 mod tree;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use std::io::Write;
 use std::process::ExitCode;
 
 /// ftw (file tree walk): list, find, remove and measure whole directory trees, through
@@ -56,24 +56,4 @@ fn main() -> ExitCode {
             du::run(*args, sub)
         }
     }
-}
-
-/// Reports `ftw: PATH: reason` on standard error, the path's bytes as they are.
-pub fn report(path: &[u8], reason: &str) {
-    let mut line = Vec::with_capacity(path.len() + reason.len() + 16);
-    line.extend_from_slice(progress::before_message());
-    line.extend_from_slice(b"ftw: ");
-    line.extend_from_slice(path);
-    line.extend_from_slice(b": ");
-    line.extend_from_slice(reason.as_bytes());
-    line.push(b'\n');
-    let _ = std::io::stderr().lock().write_all(&line);
-}
-
-/// Reports `ftw: warning: MESSAGE` on standard error: something the run went on without,
-/// which does not change the exit status.
-pub fn warn(message: &str) {
-    let mut line = progress::before_message().to_vec();
-    line.extend_from_slice(format!("ftw: warning: {message}\n").as_bytes());
-    let _ = std::io::stderr().lock().write_all(&line);
 }

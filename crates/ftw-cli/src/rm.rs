@@ -1,8 +1,8 @@
 //! `ftw rm`: remove whole trees.
 
+use crate::msg::{report, warn};
 use crate::output::{Closed, Output};
 use crate::progress::{self, Progress};
-use crate::{report, warn};
 use clap::Args;
 use ftw::remove::{Refusal, Report};
 use ftw::sys::FileType;

@@ -224,7 +224,7 @@ impl<V: ParallelVisitor> Visitor for WithIgnore<'_, V> {
 
     fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&Arc<Rules>>) -> Arc<Rules> {
         self.ignore.enter(d, parent, &mut |e| {
-            crate::report(
+            crate::msg::report(
                 e.path.as_os_str().as_bytes(),
                 &format!("ignore file: {}", e.reason),
             )
