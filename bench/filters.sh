@@ -49,28 +49,14 @@ echo
 echo "Machine: $(nproc) cores, $(uname -sr). Versions: ftw $(git -C "$repo" rev-parse --short HEAD), $(fd --version), $(find --version | head -1), $(hyperfine --version). Output piped; warm cache. Ratios: time / the first command's time."
 echo
 
-bench() {
-  local name=$1; shift
-  hyperfine -w 1 -r "$RUNS" --output=pipe --export-json "$out/$name.json" "$@" >/dev/null
-  python3 - "$out/$name.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"]
-base = r[0]["mean"]
-print("| command | mean | user | sys | ratio to the first |")
-print("|---|---|---|---|---|")
-for x in r:
-    cmd = x['command'] if len(x['command']) < 90 else x['command'][:87] + '...'
-    print(f"| `{cmd}` | {x['mean']:.3f} s ± {x['stddev'] or 0:.3f} | {x['user']:.2f} | {x['system']:.2f} | {x['mean']/base:.2f} |")
-PY
-  echo
-}
+. "$here/lib.sh"
 
 echo "## The editor's ignore list ($nglobs globs) on \`big\`"
 echo
-bench emacs "ftw find -t f -0 big" "ftw find -t f -0 $ex big" "bash $shared/emacs-fd.sh big" "bash $shared/emacs-find.sh big"
+bench emacs "" "$RUNS" "ftw find -t f -0 big" "ftw find -t f -0 $ex big" "bash $shared/emacs-fd.sh big" "bash $shared/emacs-find.sh big"
 echo "## A name pattern on \`big\`"
 echo
-bench pattern "ftw find -0 big" "ftw find -0 -n 'x[0-9]+\\.js\$' big" "ftw find -0 -g '*.json' big" "fd -u -0 'x[0-9]+\\.js\$' big"
+bench pattern "" "$RUNS" "ftw find -0 big" "ftw find -0 -n 'x[0-9]+\\.js\$' big" "ftw find -0 -g '*.json' big" "fd -u -0 'x[0-9]+\\.js\$' big"
 echo "## --ignore on a git work tree (\`cra\` with a .gitignore in every directory)"
 echo
-bench ignore "ftw find -0 $gt" "ftw find -0 --ignore $gt" "ftw find -0 --ignore --no-hidden $gt" "fd -0 . $gt" "fd -u -0 . $gt"
+bench ignore "" "$RUNS" "ftw find -0 $gt" "ftw find -0 --ignore $gt" "ftw find -0 --ignore --no-hidden $gt" "fd -0 . $gt" "fd -u -0 . $gt"

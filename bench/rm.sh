@@ -36,21 +36,7 @@ echo "Versions: ftw $(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" dif
 echo "Each run removes a fresh copy made by --prepare (then sync, so that no writeback of the copy is timed). Ratios are peer time / ftw time from this one run: above 1, ftw is faster."
 echo
 
-# bench NAME PREPARE RUNS CMD... : hyperfine, then a table of mean, user, sys and ratio.
-bench() {
-  local name=$1 prepare=$2 runs=$3; shift 3
-  hyperfine -N -w 0 -r "$runs" --prepare "$prepare" --export-json "$out/$name.json" "$@" >/dev/null
-  python3 - "$out/$name.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"]
-base = r[0]["mean"]
-print("| command | mean | user | sys | ratio to ftw |")
-print("|---|---|---|---|---|")
-for x in r:
-    print(f"| `{x['command']}` | {x['mean']:.3f} s ± {x['stddev'] or 0:.3f} | {x['user']:.2f} | {x['system']:.2f} | {x['mean']/base:.2f} |")
-PY
-  echo
-}
+. "$here/lib.sh"
 
 if [[ -z ${SKIP_CRA:-} ]]; then
   echo "## \`cra\` copy (42k entries, 360 MB)"

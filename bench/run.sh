@@ -43,24 +43,7 @@ echo "Versions: ftw $(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" dif
 echo "Output piped (hyperfine --output=pipe). Ratios are peer time / ftw time from this one run: above 1, ftw is faster."
 echo
 
-# bench NAME PREPARE RUNS CMD... : hyperfine, then a table of mean, user, sys and ratio.
-bench() {
-  local name=$1 prepare=$2 runs=$3; shift 3
-  local args=()
-  [[ -n $prepare ]] && args+=(--prepare "$prepare")
-  hyperfine -N -w $([[ -n $prepare ]] && echo 0 || echo 1) -r "$runs" --output=pipe "${args[@]}" \
-    --export-json "$out/$name.json" "$@" >/dev/null 2>&1 || hyperfine -w 0 -r "$runs" --output=pipe "${args[@]}" --export-json "$out/$name.json" "$@" >/dev/null
-  python3 - "$out/$name.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"]
-base = r[0]["mean"]
-print("| command | mean | user | sys | ratio to ftw |")
-print("|---|---|---|---|---|")
-for x in r:
-    print(f"| `{x['command']}` | {x['mean']:.3f} s ± {x['stddev'] or 0:.3f} | {x['user']:.2f} | {x['system']:.2f} | {x['mean']/base:.2f} |")
-PY
-  echo
-}
+. "$here/lib.sh"
 
 echo "## Warm cache, serial: \`cra\` (42k entries)"
 echo
