@@ -81,7 +81,10 @@ fn open_node(
         // What the kept children do not account for: the directory's own blocks, and
         // everything below it that was counted but not kept.
         let (a, d) = node.children.iter().fold((0u64, 0u64), |(a, d), c| {
-            (a + c.total.apparent, d + c.total.bytes)
+            (
+                a.saturating_add(c.total.apparent),
+                d.saturating_add(c.total.bytes),
+            )
         });
         (
             node.total.apparent.saturating_sub(a),

@@ -121,8 +121,12 @@ impl Format {
         Ok(fmt)
     }
 
-    /// `n` bytes written in this format.
+    /// `n` bytes written in this format; `u64::MAX`, where sums saturate, as
+    /// `Infinity` (du's `print_only_size`).
     pub fn show(&self, n: u64) -> String {
+        if n == u64::MAX {
+            return "Infinity".to_string();
+        }
         let base: u64 = if self.base1024 { 1024 } else { 1000 };
         let d = self.block as u128;
         let n = n as u128;
@@ -252,6 +256,11 @@ mod tests {
         assert!(Format::parse("0").is_err());
         assert!(Format::parse("foo").is_err());
         assert!(Format::parse("1Q").is_err());
+        // Sums saturate there: du writes it as Infinity, whatever the format.
+        for f in [k, h, Format::SI, Format::blocks(1)] {
+            assert_eq!(f.show(u64::MAX), "Infinity");
+        }
+        assert_eq!(Format::blocks(1).show(u64::MAX - 1), "18446744073709551614");
     }
 
     #[test]

@@ -793,3 +793,55 @@ fn du_ignore_and_exclude_globs_leave_out_what_du_exclude_does() {
         );
     }
 }
+
+/// Apparent sizes past 2^64 bytes: du's sums saturate and it prints `Infinity`; they
+/// must not wrap to a small number. Needs a file system taking files of 2^63 - 1 bytes
+/// (tmpfs, Btrfs, XFS): skipped where none is found.
+#[test]
+fn du_sizes_past_u64_are_infinity_not_wrapped() {
+    let dir = ["/dev/shm", "/tmp"]
+        .iter()
+        .filter_map(|d| tempfile::tempdir_in(d).ok())
+        .find(|t| {
+            fs::File::create(t.path().join("a"))
+                .and_then(|f| f.set_len(i64::MAX as u64))
+                .is_ok()
+        });
+    let Some(tmp) = dir else {
+        eprintln!("skipped: no file system here takes a file of 2^63 - 1 bytes");
+        return;
+    };
+    let r = tmp.path();
+    for name in ["b", "c"] {
+        fs::File::create(r.join(name))
+            .unwrap()
+            .set_len(i64::MAX as u64)
+            .unwrap();
+    }
+    let files: Vec<PathBuf> = ["a", "b", "c"].iter().map(|n| r.join(n)).collect();
+    let mut with_total: Vec<&OsStr> = vec![OsStr::new("-bc")];
+    with_total.extend(files.iter().map(|f| f.as_os_str()));
+    for (opts, roots) in [
+        (vec![OsStr::new("-sb")], vec![r.as_os_str()]),
+        (
+            vec![OsStr::new("-sb"), OsStr::new("-h")],
+            vec![r.as_os_str()],
+        ),
+        (
+            vec![OsStr::new("-b"), OsStr::new("-j1")],
+            vec![r.as_os_str()],
+        ),
+        (with_total.clone(), vec![]),
+    ] {
+        let mut a = opts.clone();
+        a.extend(roots);
+        let out = ftw_du(&a);
+        assert_eq!(out.code, 0, "{a:?}: {}", out.stderr);
+        let last = text(&out.stdout).lines().last().unwrap().to_string();
+        assert!(
+            last.starts_with("Infinity\t"),
+            "ftw du {a:?}: {}",
+            text(&out.stdout)
+        );
+    }
+}

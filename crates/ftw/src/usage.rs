@@ -83,11 +83,13 @@ impl Totals {
 
 impl std::ops::Add for Totals {
     type Output = Totals;
+    /// Saturating, as du's sums are: a total past `u64::MAX` stays there (du prints it
+    /// as `Infinity`), rather than wrapping to a small number.
     fn add(self, o: Totals) -> Totals {
         Totals {
-            bytes: self.bytes + o.bytes,
-            apparent: self.apparent + o.apparent,
-            inodes: self.inodes + o.inodes,
+            bytes: self.bytes.saturating_add(o.bytes),
+            apparent: self.apparent.saturating_add(o.apparent),
+            inodes: self.inodes.saturating_add(o.inodes),
         }
     }
 }
@@ -98,28 +100,64 @@ impl std::ops::AddAssign for Totals {
     }
 }
 
-/// Totals shared by the workers below a directory.
+/// Totals shared by the workers below a directory. Sums saturate at `u64::MAX` (as
+/// [`Totals`]' do): an add that wraps sets a sticky flag for its field (the adds are
+/// never negative, so once past the maximum the true sum stays past it).
 #[derive(Default)]
 struct AtomicTotals {
     bytes: AtomicU64,
     apparent: AtomicU64,
     inodes: AtomicU64,
+    /// Bit 0: bytes wrapped; 1: apparent; 2: inodes.
+    wrapped: std::sync::atomic::AtomicU8,
 }
 
 impl AtomicTotals {
     fn add(&self, t: Totals) {
-        self.bytes.fetch_add(t.bytes, Relaxed);
-        if t.apparent != 0 {
-            self.apparent.fetch_add(t.apparent, Relaxed);
+        let mut wrapped = 0;
+        if self
+            .bytes
+            .fetch_add(t.bytes, Relaxed)
+            .checked_add(t.bytes)
+            .is_none()
+        {
+            wrapped |= 1;
         }
-        self.inodes.fetch_add(t.inodes, Relaxed);
+        if t.apparent != 0
+            && self
+                .apparent
+                .fetch_add(t.apparent, Relaxed)
+                .checked_add(t.apparent)
+                .is_none()
+        {
+            wrapped |= 2;
+        }
+        if self
+            .inodes
+            .fetch_add(t.inodes, Relaxed)
+            .checked_add(t.inodes)
+            .is_none()
+        {
+            wrapped |= 4;
+        }
+        if wrapped != 0 {
+            self.wrapped.fetch_or(wrapped, Relaxed);
+        }
     }
 
     fn into_inner(self) -> Totals {
+        let wrapped = self.wrapped.into_inner();
+        let field = |v: AtomicU64, bit: u8| {
+            if wrapped & bit != 0 {
+                u64::MAX
+            } else {
+                v.into_inner()
+            }
+        };
         Totals {
-            bytes: self.bytes.into_inner(),
-            apparent: self.apparent.into_inner(),
-            inodes: self.inodes.into_inner(),
+            bytes: field(self.bytes, 1),
+            apparent: field(self.apparent, 2),
+            inodes: field(self.inodes, 4),
         }
     }
 }
@@ -705,7 +743,7 @@ impl Counter<'_> {
     }
 
     fn counted(&mut self, t: Totals) {
-        self.bytes += t.bytes;
+        self.bytes = self.bytes.saturating_add(t.bytes);
     }
 
     fn flush(&mut self) {
@@ -1197,6 +1235,29 @@ mod tests {
         );
         assert_eq!(files.roots[0].children.len(), 1, "the largest entry alone");
         assert_eq!(files.roots[0].children[0].name, b"a");
+    }
+
+    #[test]
+    fn usage_sums_saturate_rather_than_wrap() {
+        let big = Totals {
+            bytes: u64::MAX - 1,
+            apparent: 1 << 63,
+            inodes: 1,
+        };
+        assert_eq!(
+            big + big,
+            Totals {
+                bytes: u64::MAX,
+                apparent: u64::MAX,
+                inodes: 2
+            }
+        );
+        let shared = AtomicTotals::default();
+        for _ in 0..3 {
+            shared.add(big);
+        }
+        let t = shared.into_inner();
+        assert_eq!((t.bytes, t.apparent, t.inodes), (u64::MAX, u64::MAX, 3));
     }
 
     #[test]
