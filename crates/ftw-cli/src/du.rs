@@ -436,6 +436,8 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     if let Some(file) = &args.export {
         match crate::export::write(file, &usage) {
             Ok(()) => {}
+            // Standard output's reader went away (`-o - | head`): quiet, as du's lines.
+            Err(e) if file.as_os_str() == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {}
             Err(e) => {
                 report(file.as_os_str().as_bytes(), &ftw::walk::describe(&e));
                 status = 1;

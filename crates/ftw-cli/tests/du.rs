@@ -845,3 +845,21 @@ fn du_sizes_past_u64_are_infinity_not_wrapped() {
         );
     }
 }
+
+/// `ftw du -o - | head`: the export's reader going away ends it quietly, with status 0,
+/// as du's lines do.
+#[test]
+fn du_export_to_a_closed_pipe_is_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Enough entries for an export well past the pipe's and the writer's buffers.
+    for i in 0..8000 {
+        fs::write(tmp.path().join(format!("file number {i:05}")), b"").unwrap();
+    }
+    let (status, err) = close_after_first_bytes(
+        Command::new(ftw_bin())
+            .args(["du", "-o", "-"])
+            .arg(tmp.path()),
+    );
+    assert!(err.is_empty(), "{err}");
+    assert!(status.success(), "{status:?}");
+}
