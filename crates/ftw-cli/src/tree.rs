@@ -59,7 +59,8 @@ fn select<'a, F: Fn(&Totals) -> u64>(
 }
 
 /// A name made safe and readable on a terminal: `\n`, `\t`, `\\`, `\xNN` for other
-/// control bytes and for bytes that are not UTF-8.
+/// control bytes and for bytes that are not UTF-8, `\u{202e}` for the bidirectional
+/// controls.
 pub fn escape(name: &[u8]) -> String {
     let mut s = String::with_capacity(name.len());
     for chunk in name.utf8_chunks() {
@@ -69,6 +70,13 @@ pub fn escape(name: &[u8]) -> String {
                 '\t' => s.push_str("\\t"),
                 '\r' => s.push_str("\\r"),
                 '\\' => s.push_str("\\\\"),
+                // Bidirectional controls (a name's U+202E would turn the rest of its
+                // line, size and bar included, around on the screen): as \u{...}.
+                '\u{61c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}' => s.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
                 c if c.is_control() => {
                     let mut buf = [0u8; 4];
                     for b in c.encode_utf8(&mut buf).bytes() {

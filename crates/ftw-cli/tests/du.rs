@@ -863,3 +863,26 @@ fn du_export_to_a_closed_pipe_is_quiet() {
     assert!(err.is_empty(), "{err}");
     assert!(status.success(), "{status:?}");
 }
+
+/// A name with a bidirectional control (U+202E turns the rest of the line around on a
+/// terminal, so that a name may show as another, and its size and bar are reversed)
+/// is written escaped in the tree view.
+#[test]
+fn du_tree_view_escapes_bidirectional_controls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    fs::create_dir(&t).unwrap();
+    fs::write(t.join("report\u{202e}fdp.exe"), vec![1u8; 50_000]).unwrap();
+    fs::write(t.join("x\u{2067}y\u{200f}"), vec![1u8; 40_000]).unwrap();
+    let r = run(Command::new(ftw_bin())
+        .args(["du", "--tree", "-n", "3", "--color", "never"])
+        .arg(&t)
+        .env("COLUMNS", "100"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = text(&r.stdout);
+    assert!(out.contains("report\\u{202e}fdp.exe"), "{out}");
+    assert!(out.contains("x\\u{2067}y\\u{200f}"), "{out}");
+    for c in ['\u{202e}', '\u{2067}', '\u{200f}'] {
+        assert!(!out.contains(c), "raw {c:?}: {out}");
+    }
+}
