@@ -162,6 +162,7 @@ impl Ignore {
             ::ignore::gitignore::gitconfig_excludes_path()
                 .filter(|p| p.is_file())
                 .and_then(|p| compile_path(&p).ok())
+                .filter(|g| !g.is_empty())
         } else {
             None
         };
@@ -261,6 +262,7 @@ impl Ignore {
                     let file = dir.join(name);
                     if wanted && file.is_file() {
                         match compile_path(&file) {
+                            Ok(g) if g.is_empty() => {}
                             Ok(g) => tree.above.push((g, prefix.clone())),
                             Err(reason) => errors(IgnoreError { path: file, reason }),
                         }
@@ -270,7 +272,8 @@ impl Ignore {
             if let Some((top, top_prefix)) = top {
                 let exclude = top.join(".git/info/exclude");
                 if exclude.is_file() {
-                    if let Ok(g) = compile_path(&exclude) {
+                    // git init's, all comments, costs nothing per entry.
+                    if let Some(g) = compile_path(&exclude).ok().filter(|g| !g.is_empty()) {
                         tree.above.push((g, top_prefix.clone()));
                     }
                 }
@@ -279,6 +282,7 @@ impl Ignore {
         }
         for file in &self.opts.extra {
             match compile_path(file) {
+                Ok(g) if g.is_empty() => {}
                 Ok(g) => tree.above.push((g, Vec::new())),
                 Err(reason) => errors(IgnoreError {
                     path: file.clone(),
@@ -304,10 +308,11 @@ impl Ignore {
         }
         scratch.clear();
         e.write_path(scratch);
+        let end = scratch.len();
         let is_dir = e.is_dir();
         let mut r = Some(rules);
         while let Some(level) = r {
-            let rel = as_path(&scratch[level.rel_start.min(scratch.len())..]);
+            let rel = as_path(&scratch[level.rel_start.min(end)..end]);
             for g in &level.own {
                 match g.matched(rel, is_dir) {
                     Match::Ignore(_) => return true,
@@ -320,23 +325,24 @@ impl Ignore {
         let Some(tree) = &rules.tree else {
             return false;
         };
-        let below_root = &scratch[tree.root_rel_start.min(scratch.len())..];
-        let mut joined = Vec::new();
+        // The paths relative to the rules above the root are made after the entry's own
+        // path, in the same buffer: no allocation per entry.
+        let below_root = tree.root_rel_start.min(end)..end;
         for (g, prefix) in &tree.above {
-            joined.clear();
-            joined.extend_from_slice(prefix);
-            joined.extend_from_slice(below_root);
-            match g.matched(as_path(&joined), is_dir) {
+            scratch.truncate(end);
+            scratch.extend_from_slice(prefix);
+            scratch.extend_from_within(below_root.clone());
+            match g.matched(as_path(&scratch[end..]), is_dir) {
                 Match::Ignore(_) => return true,
                 Match::Whitelist(_) => return false,
                 Match::None => {}
             }
         }
         if let (Some(g), true) = (&self.global, rules.git) {
-            joined.clear();
-            joined.extend_from_slice(&tree.top_prefix);
-            joined.extend_from_slice(below_root);
-            if g.matched(as_path(&joined), is_dir).is_ignore() {
+            scratch.truncate(end);
+            scratch.extend_from_slice(&tree.top_prefix);
+            scratch.extend_from_within(below_root);
+            if g.matched(as_path(&scratch[end..]), is_dir).is_ignore() {
                 return true;
             }
         }
@@ -413,6 +419,8 @@ fn compile_path(path: &Path) -> Result<Gitignore, String> {
 /// to it is ever taken as starting with its root: paths are made relative here.
 fn compile(bytes: &[u8], from: &Path) -> Result<Gitignore, String> {
     let mut b = GitignoreBuilder::new("/");
+    // A byte order mark at the start is not part of the first rule (git skips it too).
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let text = String::from_utf8_lossy(bytes);
     for line in text.lines() {
         // A line git cannot read either is skipped, as git does.
@@ -430,4 +438,66 @@ fn as_path(bytes: &[u8]) -> &Path {
 #[cfg(not(unix))]
 fn as_path(bytes: &[u8]) -> &Path {
     Path::new(std::str::from_utf8(bytes).unwrap_or(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ignored(rules: &[u8], path: &str, is_dir: bool) -> bool {
+        compile(rules, Path::new(""))
+            .unwrap()
+            .matched(Path::new(path), is_dir)
+            .is_ignore()
+    }
+
+    /// The rules of each directory entered, by its path.
+    fn rules_of(root: &Path, opts: IgnoreOptions) -> Vec<(Vec<u8>, Arc<Rules>)> {
+        use crate::walk::{Control, Error, Visitor, WalkBuilder};
+        struct V<'a>(&'a Ignore, Vec<(Vec<u8>, Arc<Rules>)>);
+        impl Visitor for V<'_> {
+            type State = Arc<Rules>;
+            fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&Arc<Rules>>) -> Arc<Rules> {
+                let r = self.0.enter(d, parent, &mut |e| panic!("{e:?}"));
+                self.1.push((d.path().to_vec(), r.clone()));
+                r
+            }
+            fn entry(&mut self, _: Result<&Entry<'_>, Error>, _: Option<&Arc<Rules>>) -> Control {
+                Control::Continue
+            }
+            fn leave(&mut self, _: &DirEvent<'_>, _: Arc<Rules>, _: Option<&Arc<Rules>>) {}
+        }
+        let ignore = Ignore::new(opts);
+        let mut v = V(&ignore, Vec::new());
+        WalkBuilder::new(root)
+            .threads(1)
+            .build()
+            .visit_events(&mut v);
+        v.1
+    }
+
+    #[test]
+    fn files_without_rules_cost_nothing_per_entry() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path();
+        std::fs::create_dir_all(top.join(".git/info")).unwrap();
+        std::fs::create_dir_all(top.join("sub")).unwrap();
+        // What git init writes: comments only.
+        std::fs::write(top.join(".git/info/exclude"), "# git ls-files --others\n").unwrap();
+        std::fs::write(top.join(".ignore"), "# nothing\n\n").unwrap();
+        let extra = top.join("extra");
+        std::fs::write(&extra, "# nothing either\n").unwrap();
+        for root in [top.to_path_buf(), top.join("sub")] {
+            for (dir, rules) in rules_of(&root, IgnoreOptions::default().ignore_file(extra.clone()))
+            {
+                assert!(!rules.any, "{}", String::from_utf8_lossy(&dir));
+            }
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_crlf_are_not_part_of_the_rules() {
+        assert!(ignored(b"\xef\xbb\xbf*.log\r\nfoo\r\n", "a.log", false));
+        assert!(ignored(b"\xef\xbb\xbf*.log\r\nfoo\r\n", "foo", false));
+    }
 }
