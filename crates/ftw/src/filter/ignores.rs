@@ -6,7 +6,10 @@
 //! before its parent's. Then, for a work tree, the `.gitignore` files of the
 //! directories between its top and the walk's root, `.git/info/exclude`, and git's
 //! global excludes file (`core.excludesFile`); last, files given by the caller
-//! ([`IgnoreOptions::ignore_file`]), relative to the roots. Whether a directory holds
+//! ([`IgnoreOptions::ignore_file`]), relative to the roots. In a work tree nested in the
+//! walk (a directory holding `.git`), only its own git rules count, as git sees it: its
+//! `.gitignore` files and `.git/info/exclude`, not those of the tree around it
+//! (`.ignore` and `.ftwignore` files still do). Whether a directory holds
 //! an ignore file is read from its listing, so a directory without any costs nothing.
 
 use crate::sys::Dir;
@@ -127,8 +130,13 @@ pub struct Ignore {
 #[derive(Debug)]
 pub struct Rules {
     parent: Option<Arc<Rules>>,
-    /// This directory's matchers, highest precedence first.
-    own: Vec<Gitignore>,
+    /// This directory's matchers, highest precedence first, each saying whether it is
+    /// git's (a `.gitignore`: it does not count inside a nested work tree).
+    own: Vec<(Gitignore, bool)>,
+    /// For the top of a work tree nested in the walk (a directory holding `.git`, below
+    /// the root): its `.git/info/exclude`, if it has rules. Its git rules and those
+    /// below it are the only ones that count below it, as git sees that work tree.
+    nested_top: Option<Option<Gitignore>>,
     /// Where an entry's name starts in its path, for entries of this directory
     /// (the directory's path and its slash).
     rel_start: usize,
@@ -146,8 +154,8 @@ pub struct Rules {
 #[derive(Debug, Default)]
 struct Tree {
     /// Matchers with the prefix that makes a path below the root relative to them,
-    /// deepest first.
-    above: Vec<(Gitignore, Vec<u8>)>,
+    /// deepest first, and whether they are git's (`.gitignore`, `info/exclude`).
+    above: Vec<(Gitignore, Vec<u8>, bool)>,
     /// Where paths below the root start in an entry's path.
     root_rel_start: usize,
     /// The root's path relative to the top of the work tree holding it (for git's
@@ -188,9 +196,18 @@ impl Ignore {
             }
         };
         // A work tree's top (or a nested one) turns .gitignore files on below it.
-        if self.opts.files && !git && d.has_entry(b".git") == Some(true) {
-            git = true;
-        }
+        let has_git = self.opts.files && d.has_entry(b".git") == Some(true);
+        git |= has_git;
+        // A work tree nested in the walk: git's rules from around it do not count in it;
+        // its own info/exclude does.
+        let nested_top = (has_git && parent.is_some()).then(|| {
+            d.dir()
+                .and_then(|dir| match compile_at(dir, c".git/info/exclude") {
+                    Ok(g) => g,
+                    // .git may be a file (a submodule's), or info/exclude absent.
+                    Err(_) => None,
+                })
+        });
         if !self.opts.require_git {
             git = true;
         }
@@ -207,7 +224,7 @@ impl Ignore {
                 }
                 let Some(dir) = d.dir() else { continue };
                 match compile_at(dir, name) {
-                    Ok(Some(g)) => own.push(g),
+                    Ok(Some(g)) => own.push((g, name == c".gitignore")),
                     Ok(None) => {}
                     Err(reason) => errors(IgnoreError {
                         path: crate::walk::bytes_to_path([path, b"/", name.to_bytes()].concat()),
@@ -217,12 +234,14 @@ impl Ignore {
             }
         }
         let any = !own.is_empty()
+            || nested_top.as_ref().is_some_and(Option::is_some)
             || parent.is_some_and(|p| p.any)
             || tree.as_ref().is_some_and(|t| !t.above.is_empty())
             || self.global.is_some() && git;
         Arc::new(Rules {
             parent: parent.cloned(),
             own,
+            nested_top,
             rel_start,
             tree,
             git,
@@ -254,16 +273,16 @@ impl Ignore {
             git = top.is_some();
             let gitignore = git || !self.opts.require_git;
             for (dir, prefix) in &chain {
-                for (name, wanted) in [
-                    (".ftwignore", true),
-                    (".ignore", true),
-                    (".gitignore", gitignore),
+                for (name, wanted, is_git) in [
+                    (".ftwignore", true, false),
+                    (".ignore", true, false),
+                    (".gitignore", gitignore, true),
                 ] {
                     let file = dir.join(name);
                     if wanted && file.is_file() {
                         match compile_path(&file) {
                             Ok(g) if g.is_empty() => {}
-                            Ok(g) => tree.above.push((g, prefix.clone())),
+                            Ok(g) => tree.above.push((g, prefix.clone(), is_git)),
                             Err(reason) => errors(IgnoreError { path: file, reason }),
                         }
                     }
@@ -274,7 +293,7 @@ impl Ignore {
                 if exclude.is_file() {
                     // git init's, all comments, costs nothing per entry.
                     if let Some(g) = compile_path(&exclude).ok().filter(|g| !g.is_empty()) {
-                        tree.above.push((g, top_prefix.clone()));
+                        tree.above.push((g, top_prefix.clone(), true));
                     }
                 }
                 tree.top_prefix = top_prefix;
@@ -283,7 +302,7 @@ impl Ignore {
         for file in &self.opts.extra {
             match compile_path(file) {
                 Ok(g) if g.is_empty() => {}
-                Ok(g) => tree.above.push((g, Vec::new())),
+                Ok(g) => tree.above.push((g, Vec::new(), false)),
                 Err(reason) => errors(IgnoreError {
                     path: file.clone(),
                     reason,
@@ -310,10 +329,22 @@ impl Ignore {
         e.write_path(scratch);
         let end = scratch.len();
         let is_dir = e.is_dir();
+        // Where the innermost work tree nested in the walk starts in the path, once
+        // passed going up: git's rules above it no longer count.
+        let mut nested: Option<usize> = None;
         let mut r = Some(rules);
         while let Some(level) = r {
             let rel = as_path(&scratch[level.rel_start.min(end)..end]);
-            for g in &level.own {
+            let past_nested = nested.is_some();
+            let own = level.own.iter().filter(|(_, git)| !git || !past_nested);
+            let exclude = match (&level.nested_top, nested) {
+                (Some(exclude), None) => {
+                    nested = Some(level.rel_start);
+                    exclude.as_ref()
+                }
+                _ => None,
+            };
+            for g in own.map(|(g, _)| g).chain(exclude) {
                 match g.matched(rel, is_dir) {
                     Match::Ignore(_) => return true,
                     Match::Whitelist(_) => return false,
@@ -328,7 +359,7 @@ impl Ignore {
         // The paths relative to the rules above the root are made after the entry's own
         // path, in the same buffer: no allocation per entry.
         let below_root = tree.root_rel_start.min(end)..end;
-        for (g, prefix) in &tree.above {
+        for (g, prefix, _) in tree.above.iter().filter(|a| !a.2 || nested.is_none()) {
             scratch.truncate(end);
             scratch.extend_from_slice(prefix);
             scratch.extend_from_within(below_root.clone());
@@ -339,9 +370,15 @@ impl Ignore {
             }
         }
         if let (Some(g), true) = (&self.global, rules.git) {
+            // Relative to the top of the innermost work tree.
             scratch.truncate(end);
-            scratch.extend_from_slice(&tree.top_prefix);
-            scratch.extend_from_within(below_root);
+            match nested {
+                Some(start) => scratch.extend_from_within(start.min(end)..end),
+                None => {
+                    scratch.extend_from_slice(&tree.top_prefix);
+                    scratch.extend_from_within(below_root);
+                }
+            }
             if g.matched(as_path(&scratch[end..]), is_dir).is_ignore() {
                 return true;
             }
