@@ -188,7 +188,7 @@ pub fn run(args: FindArgs) -> ExitCode {
         } else {
             crate::exec::each(b, &select, ignore, &template, serial)
         };
-        return if failed_cmd || failed_walk {
+        return if failed_cmd || failed_walk || crate::select::ignore_file_failed() {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
@@ -220,7 +220,7 @@ pub fn run(args: FindArgs) -> ExitCode {
         }
         None => {}
     }
-    if failed.load(Ordering::Relaxed) {
+    if failed.load(Ordering::Relaxed) || crate::select::ignore_file_failed() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -352,3 +352,24 @@ fn a_nested_work_tree_has_only_its_own_git_rules() {
         assert_eq!(show_set(&got), show_set(&want), "-j{threads}");
     }
 }
+
+#[test]
+fn an_unreadable_ignore_file_is_reported_and_fails_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join("sub/.ignore")).unwrap();
+    std::fs::write(root.join("sub/a"), "").unwrap();
+    // A loop: no file can be read there.
+    std::os::unix::fs::symlink(".ftwignore", root.join(".ftwignore")).unwrap();
+    for threads in ["1", "0"] {
+        let root_slash = format!("{}/", root.display());
+        let r = run(Command::new(ftw_bin()).args(["find", "--ignore", "-j", threads, &root_slash]));
+        // A directory named .ignore is no ignore file (git says nothing of one either).
+        assert_eq!(
+            r.stderr.trim_end(),
+            format!("ftw: {root_slash}.ftwignore: ignore file: Too many levels of symbolic links"),
+        );
+        assert!(String::from_utf8_lossy(&r.stdout).contains("sub/a"));
+        assert_eq!(r.code, 1, "-j{threads}");
+    }
+}

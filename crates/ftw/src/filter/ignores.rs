@@ -227,7 +227,9 @@ impl Ignore {
                     Ok(Some(g)) => own.push((g, name == c".gitignore")),
                     Ok(None) => {}
                     Err(reason) => errors(IgnoreError {
-                        path: crate::walk::bytes_to_path([path, b"/", name.to_bytes()].concat()),
+                        path: crate::walk::bytes_to_path(
+                            [path, &b"/"[..rel_start - path.len()], name.to_bytes()].concat(),
+                        ),
                         reason,
                     }),
                 }
@@ -439,8 +441,16 @@ fn relative_prefix(dir: &Path, path: &Path) -> Option<Vec<u8>> {
 fn compile_at(dir: &Dir, name: &CStr) -> Result<Option<Gitignore>, String> {
     let bytes = match dir.read_file_at(name) {
         Ok(b) => b,
-        // Gone since the listing, or not a file: nothing to honour.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // Gone since the listing, or a directory: nothing to honour (git says nothing
+        // either).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
         Err(e) => return Err(crate::walk::describe(&e)),
     };
     let g = compile(&bytes, Path::new(std::ffi::OsStr::new("")))?;
