@@ -162,6 +162,11 @@ impl FilterArgs {
             filter = filter.patterns(p);
         }
         for e in &self.extensions {
+            if e.trim_start_matches('.').is_empty() {
+                return Err(format!(
+                    "invalid extension '{e}': an extension is needed (like rs, tar.gz)"
+                ));
+            }
             filter = filter.extension(e);
         }
         if !self.types.is_empty() {

@@ -254,6 +254,8 @@ fn bad_values_are_usage_errors_that_show_them() {
         (&["-S", "10Q"], "10Q"),
         (&["-S", "+"], "'+'"),
         (&["-t", "q"], "'q'"),
+        (&["-e", ""], "''"),
+        (&["-e", ".."], "'..'"),
         (&["--changed-within", "3 fortnights"], "3 fortnights"),
         (&["--changed-before", "2024-13-45"], "2024-13-45"),
     ] {
