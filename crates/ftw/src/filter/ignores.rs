@@ -201,12 +201,9 @@ impl Ignore {
         // A work tree nested in the walk: git's rules from around it do not count in it;
         // its own info/exclude does.
         let nested_top = (has_git && parent.is_some()).then(|| {
+            // Nothing when .git is a file (a submodule's) or info/exclude is absent.
             d.dir()
-                .and_then(|dir| match compile_at(dir, c".git/info/exclude") {
-                    Ok(g) => g,
-                    // .git may be a file (a submodule's), or info/exclude absent.
-                    Err(_) => None,
-                })
+                .and_then(|dir| compile_at(dir, c".git/info/exclude").unwrap_or_default())
         });
         if !self.opts.require_git {
             git = true;
