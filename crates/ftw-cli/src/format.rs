@@ -207,8 +207,10 @@ fn metadata(e: &Entry<'_>, mask: StatMask) -> Option<Metadata> {
     }
 }
 
+/// The target of a link not followed (a followed link is its target, as `find -L`'s
+/// `%l` says: empty).
 fn link_target(e: &Entry<'_>) -> Vec<u8> {
-    if !e.path_is_symlink() {
+    if !e.path_is_symlink() || e.file_type() != FileType::Symlink {
         return Vec::new();
     }
     match (e.dir(), e.c_name()) {

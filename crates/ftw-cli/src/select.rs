@@ -12,6 +12,7 @@ use ftw::walk::{Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, 
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The filter options, shared by the commands that list.
 #[derive(Args, Clone, Debug, Default)]
@@ -161,6 +162,11 @@ impl FilterArgs {
             filter = filter.patterns(p);
         }
         for e in &self.extensions {
+            if e.trim_start_matches('.').is_empty() {
+                return Err(format!(
+                    "invalid extension '{e}': an extension is needed (like rs, tar.gz)"
+                ));
+            }
             filter = filter.extension(e);
         }
         if !self.types.is_empty() {
@@ -211,6 +217,15 @@ impl FilterArgs {
     }
 }
 
+/// Set when an ignore file could not be read (reported, and the walk went on): the
+/// exit status is then 1, as for the walk's own errors.
+static IGNORE_FILE_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Whether an ignore file could not be read during the walks run so far.
+pub fn ignore_file_failed() -> bool {
+    IGNORE_FILE_FAILED.load(Ordering::Relaxed)
+}
+
 /// A visitor of entries with ignore rules in front: ignored entries are not seen, and
 /// ignored directories not opened.
 struct WithIgnore<'a, V> {
@@ -224,6 +239,7 @@ impl<V: ParallelVisitor> Visitor for WithIgnore<'_, V> {
 
     fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&Arc<Rules>>) -> Arc<Rules> {
         self.ignore.enter(d, parent, &mut |e| {
+            IGNORE_FILE_FAILED.store(true, Ordering::Relaxed);
             crate::msg::report(
                 e.path.as_os_str().as_bytes(),
                 &format!("ignore file: {}", e.reason),

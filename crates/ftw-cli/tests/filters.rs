@@ -254,6 +254,8 @@ fn bad_values_are_usage_errors_that_show_them() {
         (&["-S", "10Q"], "10Q"),
         (&["-S", "+"], "'+'"),
         (&["-t", "q"], "'q'"),
+        (&["-e", ""], "''"),
+        (&["-e", ".."], "'..'"),
         (&["--changed-within", "3 fortnights"], "3 fortnights"),
         (&["--changed-before", "2024-13-45"], "2024-13-45"),
     ] {
@@ -399,14 +401,17 @@ fn format_writes_what_find_printf_writes() {
     let root = tmp.path().join("t");
     filter_tree(&root, SystemTime::now());
     let template = "%p|%f|%h|%d|%y|%s|%m|%M|%n|%u|%g|%U|%G|%t|%T@|%l\\0";
-    for threads in ["1", "0"] {
+    for (threads, follow) in [("1", false), ("0", false), ("1", true), ("0", true)] {
         let mut c = Command::new(ftw_bin());
         c.args(["find", "-j", threads, "--format", template])
+            .args(follow.then_some("-L"))
             .arg(&root);
         let r = run(&mut c);
         assert_eq!((r.code, r.stderr.as_str()), (0, ""));
         let mut f = Command::new("find");
-        f.arg(&root).args(["-mindepth", "1", "-printf", template]);
+        f.args(follow.then_some("-L"))
+            .arg(&root)
+            .args(["-mindepth", "1", "-printf", template]);
         let want = run(&mut f);
         assert_same(
             "--format against find -printf",

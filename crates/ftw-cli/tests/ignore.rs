@@ -298,3 +298,78 @@ fn ceilings_and_require_git() {
     );
     assert_eq!(list(&["--no-hidden"], None), ["a.log", "b.txt"]);
 }
+
+#[test]
+fn a_nested_work_tree_has_only_its_own_git_rules() {
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (top, home) = (tmp.path().join("top"), tmp.path().join("home"));
+    let nested = top.join("nested");
+    std::fs::create_dir_all(nested.join("d")).unwrap();
+    std::fs::create_dir_all(home.join(".config/git")).unwrap();
+    for dir in [&top, &nested] {
+        if !git(dir, &home)
+            .args(["init", "-q"])
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            eprintln!("skipped: git init failed");
+            return;
+        }
+    }
+    // The outer tree's rules: not git's in the nested tree; .ignore files still count.
+    std::fs::write(top.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(top.join(".git/info/exclude"), "outer-excl\n").unwrap();
+    std::fs::write(top.join(".ignore"), "*.ign\n").unwrap();
+    std::fs::write(nested.join(".git/info/exclude"), "inner-excl\n").unwrap();
+    std::fs::write(nested.join("d/.gitignore"), "b.log\n").unwrap();
+    std::fs::write(home.join(".config/git/ignore"), "/d/global\n").unwrap();
+    for f in [
+        "a.log",
+        "d/b.log",
+        "d/c.log",
+        "outer-excl",
+        "inner-excl",
+        "d/global",
+        "x.ign",
+        "ok",
+    ] {
+        std::fs::write(nested.join(f), "").unwrap();
+    }
+    let want: BTreeSet<Vec<u8>> = git_files(&nested, &home)
+        .into_iter()
+        .filter(|p| !p.ends_with(b".ign"))
+        .map(|p| [&b"nested/"[..], &p].concat())
+        .collect();
+    for threads in ["1", "0"] {
+        let got: BTreeSet<Vec<u8>> = ftw_files(&top, &home, threads)
+            .into_iter()
+            .filter(|p| p.starts_with(b"nested/"))
+            .collect();
+        assert_eq!(show_set(&got), show_set(&want), "-j{threads}");
+    }
+}
+
+#[test]
+fn an_unreadable_ignore_file_is_reported_and_fails_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join("sub/.ignore")).unwrap();
+    std::fs::write(root.join("sub/a"), "").unwrap();
+    // A loop: no file can be read there.
+    std::os::unix::fs::symlink(".ftwignore", root.join(".ftwignore")).unwrap();
+    for threads in ["1", "0"] {
+        let root_slash = format!("{}/", root.display());
+        let r = run(Command::new(ftw_bin()).args(["find", "--ignore", "-j", threads, &root_slash]));
+        // A directory named .ignore is no ignore file (git says nothing of one either).
+        assert_eq!(
+            r.stderr.trim_end(),
+            format!("ftw: {root_slash}.ftwignore: ignore file: Too many levels of symbolic links"),
+        );
+        assert!(String::from_utf8_lossy(&r.stdout).contains("sub/a"));
+        assert_eq!(r.code, 1, "-j{threads}");
+    }
+}

@@ -6,7 +6,10 @@
 //! before its parent's. Then, for a work tree, the `.gitignore` files of the
 //! directories between its top and the walk's root, `.git/info/exclude`, and git's
 //! global excludes file (`core.excludesFile`); last, files given by the caller
-//! ([`IgnoreOptions::ignore_file`]), relative to the roots. Whether a directory holds
+//! ([`IgnoreOptions::ignore_file`]), relative to the roots. In a work tree nested in the
+//! walk (a directory holding `.git`), only its own git rules count, as git sees it: its
+//! `.gitignore` files and `.git/info/exclude`, not those of the tree around it
+//! (`.ignore` and `.ftwignore` files still do). Whether a directory holds
 //! an ignore file is read from its listing, so a directory without any costs nothing.
 
 use crate::sys::Dir;
@@ -127,8 +130,13 @@ pub struct Ignore {
 #[derive(Debug)]
 pub struct Rules {
     parent: Option<Arc<Rules>>,
-    /// This directory's matchers, highest precedence first.
-    own: Vec<Gitignore>,
+    /// This directory's matchers, highest precedence first, each saying whether it is
+    /// git's (a `.gitignore`: it does not count inside a nested work tree).
+    own: Vec<(Gitignore, bool)>,
+    /// For the top of a work tree nested in the walk (a directory holding `.git`, below
+    /// the root): its `.git/info/exclude`, if it has rules. Its git rules and those
+    /// below it are the only ones that count below it, as git sees that work tree.
+    nested_top: Option<Option<Gitignore>>,
     /// Where an entry's name starts in its path, for entries of this directory
     /// (the directory's path and its slash).
     rel_start: usize,
@@ -146,8 +154,8 @@ pub struct Rules {
 #[derive(Debug, Default)]
 struct Tree {
     /// Matchers with the prefix that makes a path below the root relative to them,
-    /// deepest first.
-    above: Vec<(Gitignore, Vec<u8>)>,
+    /// deepest first, and whether they are git's (`.gitignore`, `info/exclude`).
+    above: Vec<(Gitignore, Vec<u8>, bool)>,
     /// Where paths below the root start in an entry's path.
     root_rel_start: usize,
     /// The root's path relative to the top of the work tree holding it (for git's
@@ -162,6 +170,7 @@ impl Ignore {
             ::ignore::gitignore::gitconfig_excludes_path()
                 .filter(|p| p.is_file())
                 .and_then(|p| compile_path(&p).ok())
+                .filter(|g| !g.is_empty())
         } else {
             None
         };
@@ -187,9 +196,15 @@ impl Ignore {
             }
         };
         // A work tree's top (or a nested one) turns .gitignore files on below it.
-        if self.opts.files && !git && d.has_entry(b".git") == Some(true) {
-            git = true;
-        }
+        let has_git = self.opts.files && d.has_entry(b".git") == Some(true);
+        git |= has_git;
+        // A work tree nested in the walk: git's rules from around it do not count in it;
+        // its own info/exclude does.
+        let nested_top = (has_git && parent.is_some()).then(|| {
+            // Nothing when .git is a file (a submodule's) or info/exclude is absent.
+            d.dir()
+                .and_then(|dir| compile_at(dir, c".git/info/exclude").unwrap_or_default())
+        });
         if !self.opts.require_git {
             git = true;
         }
@@ -206,22 +221,26 @@ impl Ignore {
                 }
                 let Some(dir) = d.dir() else { continue };
                 match compile_at(dir, name) {
-                    Ok(Some(g)) => own.push(g),
+                    Ok(Some(g)) => own.push((g, name == c".gitignore")),
                     Ok(None) => {}
                     Err(reason) => errors(IgnoreError {
-                        path: crate::walk::bytes_to_path([path, b"/", name.to_bytes()].concat()),
+                        path: crate::walk::bytes_to_path(
+                            [path, &b"/"[..rel_start - path.len()], name.to_bytes()].concat(),
+                        ),
                         reason,
                     }),
                 }
             }
         }
         let any = !own.is_empty()
+            || nested_top.as_ref().is_some_and(Option::is_some)
             || parent.is_some_and(|p| p.any)
             || tree.as_ref().is_some_and(|t| !t.above.is_empty())
             || self.global.is_some() && git;
         Arc::new(Rules {
             parent: parent.cloned(),
             own,
+            nested_top,
             rel_start,
             tree,
             git,
@@ -253,15 +272,16 @@ impl Ignore {
             git = top.is_some();
             let gitignore = git || !self.opts.require_git;
             for (dir, prefix) in &chain {
-                for (name, wanted) in [
-                    (".ftwignore", true),
-                    (".ignore", true),
-                    (".gitignore", gitignore),
+                for (name, wanted, is_git) in [
+                    (".ftwignore", true, false),
+                    (".ignore", true, false),
+                    (".gitignore", gitignore, true),
                 ] {
                     let file = dir.join(name);
                     if wanted && file.is_file() {
                         match compile_path(&file) {
-                            Ok(g) => tree.above.push((g, prefix.clone())),
+                            Ok(g) if g.is_empty() => {}
+                            Ok(g) => tree.above.push((g, prefix.clone(), is_git)),
                             Err(reason) => errors(IgnoreError { path: file, reason }),
                         }
                     }
@@ -270,8 +290,9 @@ impl Ignore {
             if let Some((top, top_prefix)) = top {
                 let exclude = top.join(".git/info/exclude");
                 if exclude.is_file() {
-                    if let Ok(g) = compile_path(&exclude) {
-                        tree.above.push((g, top_prefix.clone()));
+                    // git init's, all comments, costs nothing per entry.
+                    if let Some(g) = compile_path(&exclude).ok().filter(|g| !g.is_empty()) {
+                        tree.above.push((g, top_prefix.clone(), true));
                     }
                 }
                 tree.top_prefix = top_prefix;
@@ -279,7 +300,8 @@ impl Ignore {
         }
         for file in &self.opts.extra {
             match compile_path(file) {
-                Ok(g) => tree.above.push((g, Vec::new())),
+                Ok(g) if g.is_empty() => {}
+                Ok(g) => tree.above.push((g, Vec::new(), false)),
                 Err(reason) => errors(IgnoreError {
                     path: file.clone(),
                     reason,
@@ -304,11 +326,24 @@ impl Ignore {
         }
         scratch.clear();
         e.write_path(scratch);
+        let end = scratch.len();
         let is_dir = e.is_dir();
+        // Where the innermost work tree nested in the walk starts in the path, once
+        // passed going up: git's rules above it no longer count.
+        let mut nested: Option<usize> = None;
         let mut r = Some(rules);
         while let Some(level) = r {
-            let rel = as_path(&scratch[level.rel_start.min(scratch.len())..]);
-            for g in &level.own {
+            let rel = as_path(&scratch[level.rel_start.min(end)..end]);
+            let past_nested = nested.is_some();
+            let own = level.own.iter().filter(|(_, git)| !git || !past_nested);
+            let exclude = match (&level.nested_top, nested) {
+                (Some(exclude), None) => {
+                    nested = Some(level.rel_start);
+                    exclude.as_ref()
+                }
+                _ => None,
+            };
+            for g in own.map(|(g, _)| g).chain(exclude) {
                 match g.matched(rel, is_dir) {
                     Match::Ignore(_) => return true,
                     Match::Whitelist(_) => return false,
@@ -320,23 +355,30 @@ impl Ignore {
         let Some(tree) = &rules.tree else {
             return false;
         };
-        let below_root = &scratch[tree.root_rel_start.min(scratch.len())..];
-        let mut joined = Vec::new();
-        for (g, prefix) in &tree.above {
-            joined.clear();
-            joined.extend_from_slice(prefix);
-            joined.extend_from_slice(below_root);
-            match g.matched(as_path(&joined), is_dir) {
+        // The paths relative to the rules above the root are made after the entry's own
+        // path, in the same buffer: no allocation per entry.
+        let below_root = tree.root_rel_start.min(end)..end;
+        for (g, prefix, _) in tree.above.iter().filter(|a| !a.2 || nested.is_none()) {
+            scratch.truncate(end);
+            scratch.extend_from_slice(prefix);
+            scratch.extend_from_within(below_root.clone());
+            match g.matched(as_path(&scratch[end..]), is_dir) {
                 Match::Ignore(_) => return true,
                 Match::Whitelist(_) => return false,
                 Match::None => {}
             }
         }
         if let (Some(g), true) = (&self.global, rules.git) {
-            joined.clear();
-            joined.extend_from_slice(&tree.top_prefix);
-            joined.extend_from_slice(below_root);
-            if g.matched(as_path(&joined), is_dir).is_ignore() {
+            // Relative to the top of the innermost work tree.
+            scratch.truncate(end);
+            match nested {
+                Some(start) => scratch.extend_from_within(start.min(end)..end),
+                None => {
+                    scratch.extend_from_slice(&tree.top_prefix);
+                    scratch.extend_from_within(below_root);
+                }
+            }
+            if g.matched(as_path(&scratch[end..]), is_dir).is_ignore() {
                 return true;
             }
         }
@@ -396,8 +438,16 @@ fn relative_prefix(dir: &Path, path: &Path) -> Option<Vec<u8>> {
 fn compile_at(dir: &Dir, name: &CStr) -> Result<Option<Gitignore>, String> {
     let bytes = match dir.read_file_at(name) {
         Ok(b) => b,
-        // Gone since the listing, or not a file: nothing to honour.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // Gone since the listing, or a directory: nothing to honour (git says nothing
+        // either).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
         Err(e) => return Err(crate::walk::describe(&e)),
     };
     let g = compile(&bytes, Path::new(std::ffi::OsStr::new("")))?;
@@ -413,6 +463,8 @@ fn compile_path(path: &Path) -> Result<Gitignore, String> {
 /// to it is ever taken as starting with its root: paths are made relative here.
 fn compile(bytes: &[u8], from: &Path) -> Result<Gitignore, String> {
     let mut b = GitignoreBuilder::new("/");
+    // A byte order mark at the start is not part of the first rule (git skips it too).
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let text = String::from_utf8_lossy(bytes);
     for line in text.lines() {
         // A line git cannot read either is skipped, as git does.
@@ -430,4 +482,66 @@ fn as_path(bytes: &[u8]) -> &Path {
 #[cfg(not(unix))]
 fn as_path(bytes: &[u8]) -> &Path {
     Path::new(std::str::from_utf8(bytes).unwrap_or(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ignored(rules: &[u8], path: &str, is_dir: bool) -> bool {
+        compile(rules, Path::new(""))
+            .unwrap()
+            .matched(Path::new(path), is_dir)
+            .is_ignore()
+    }
+
+    /// The rules of each directory entered, by its path.
+    fn rules_of(root: &Path, opts: IgnoreOptions) -> Vec<(Vec<u8>, Arc<Rules>)> {
+        use crate::walk::{Control, Error, Visitor, WalkBuilder};
+        struct V<'a>(&'a Ignore, Vec<(Vec<u8>, Arc<Rules>)>);
+        impl Visitor for V<'_> {
+            type State = Arc<Rules>;
+            fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&Arc<Rules>>) -> Arc<Rules> {
+                let r = self.0.enter(d, parent, &mut |e| panic!("{e:?}"));
+                self.1.push((d.path().to_vec(), r.clone()));
+                r
+            }
+            fn entry(&mut self, _: Result<&Entry<'_>, Error>, _: Option<&Arc<Rules>>) -> Control {
+                Control::Continue
+            }
+            fn leave(&mut self, _: &DirEvent<'_>, _: Arc<Rules>, _: Option<&Arc<Rules>>) {}
+        }
+        let ignore = Ignore::new(opts);
+        let mut v = V(&ignore, Vec::new());
+        WalkBuilder::new(root)
+            .threads(1)
+            .build()
+            .visit_events(&mut v);
+        v.1
+    }
+
+    #[test]
+    fn files_without_rules_cost_nothing_per_entry() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path();
+        std::fs::create_dir_all(top.join(".git/info")).unwrap();
+        std::fs::create_dir_all(top.join("sub")).unwrap();
+        // What git init writes: comments only.
+        std::fs::write(top.join(".git/info/exclude"), "# git ls-files --others\n").unwrap();
+        std::fs::write(top.join(".ignore"), "# nothing\n\n").unwrap();
+        let extra = top.join("extra");
+        std::fs::write(&extra, "# nothing either\n").unwrap();
+        for root in [top.to_path_buf(), top.join("sub")] {
+            for (dir, rules) in rules_of(&root, IgnoreOptions::default().ignore_file(extra.clone()))
+            {
+                assert!(!rules.any, "{}", String::from_utf8_lossy(&dir));
+            }
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_crlf_are_not_part_of_the_rules() {
+        assert!(ignored(b"\xef\xbb\xbf*.log\r\nfoo\r\n", "a.log", false));
+        assert!(ignored(b"\xef\xbb\xbf*.log\r\nfoo\r\n", "foo", false));
+    }
 }

@@ -226,6 +226,10 @@ impl Filter {
         if !self.sizes.is_empty() && t != FileType::File {
             return false;
         }
+        // A directory's emptiness is read from it: its size says nothing.
+        if t == FileType::Dir && mask == StatMask::SIZE && self.types.empty {
+            return dir_is_empty(e, scratch);
+        }
         let Some(m) = metadata(e, mask, scratch) else {
             return false;
         };
