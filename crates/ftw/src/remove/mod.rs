@@ -462,6 +462,7 @@ impl<'a> Shared<'a> {
         let mut builder = WalkBuilder::from_dir(dir, bytes_to_path(path.to_vec()))
             .min_depth(1)
             .keep_handles(true)
+            .inode_order(true)
             .threads(threads);
         let budget = self.opts.fd_budget.unwrap_or(self.fd_budget);
         builder = builder.fd_budget(budget);

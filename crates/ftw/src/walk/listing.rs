@@ -27,6 +27,9 @@ pub(crate) struct Item {
 
 const NONE: u32 = u32::MAX;
 
+/// From how many entries [`Listing::order_by_inode`] sorts.
+const INODE_ORDER_FROM: usize = 10_000;
+
 /// The entries of one directory, read in one go: names side by side in one buffer
 /// (each followed by a NUL, so it can be passed to the kernel as it is).
 #[derive(Default, Debug)]
@@ -100,6 +103,8 @@ impl Listing {
         let res = self.read(dir, buf, opts.hooks.forget_types);
         if opts.sort {
             self.sort();
+        } else {
+            self.order_by_inode(opts);
         }
         self.resolve_all(dir, opts.follow_links, opts.same_file_system);
         res
@@ -181,6 +186,15 @@ impl Listing {
     }
 
     /// Sorts the entries by their name's bytes.
+    /// With [`Options::inode_order`], a large directory's entries in inode order (as GNU
+    /// rm's fts does from 10,000 entries): on ext4 and the like, removing or stat'ing
+    /// them in that order touches the inode table in sequence.
+    pub(crate) fn order_by_inode(&mut self, opts: &Options) {
+        if opts.inode_order && self.items.len() >= INODE_ORDER_FROM {
+            self.items.sort_unstable_by_key(|i| i.ino);
+        }
+    }
+
     pub(crate) fn sort(&mut self) {
         let names = &self.names;
         self.items.sort_unstable_by(|a, b| {

@@ -507,6 +507,7 @@ fn run_job<V>(
         let r = state
             .list
             .read(&dir, &mut state.buf, opts.hooks.forget_types);
+        state.list.order_by_inode(opts);
         state
             .list
             .resolve_all(&dir, opts.follow_links, opts.same_file_system);

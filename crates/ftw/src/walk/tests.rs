@@ -738,3 +738,63 @@ fn read_ahead_workers_that_cannot_be_started_change_nothing() {
         );
     }
 }
+
+#[test]
+fn inode_order_lists_a_large_directory_by_inode_and_completely() {
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..12_000 {
+        std::fs::File::create(tmp.path().join(format!("f{i}"))).unwrap();
+    }
+    std::fs::create_dir(tmp.path().join("small")).unwrap();
+    for i in 0..10 {
+        std::fs::File::create(tmp.path().join(format!("small/g{i}"))).unwrap();
+    }
+    for threads in [1, 3] {
+        let mut top = Vec::new();
+        let mut all = 0;
+        let walk = WalkBuilder::new(tmp.path())
+            .min_depth(1)
+            .inode_order(true)
+            .threads(threads);
+        for e in walk.build() {
+            let e = e.unwrap();
+            all += 1;
+            if e.depth() == 1 {
+                top.push(e.ino());
+            }
+        }
+        assert_eq!(all, 12_000 + 1 + 10, "-j{threads}");
+        assert!(top.is_sorted(), "-j{threads}: not in inode order");
+        // Unsorted by inode, as the file system lists them (a hash order on ext4 and
+        // tmpfs's reverse creation order): the option is what sorted them.
+        let plain: Vec<u64> = WalkBuilder::new(tmp.path())
+            .min_depth(1)
+            .max_depth(1)
+            .build()
+            .map(|e| e.unwrap().ino())
+            .collect();
+        assert!(
+            !plain.is_sorted(),
+            "the file system lists in inode order already"
+        );
+    }
+    let mut seen = 0;
+    let parallel = WalkBuilder::new(tmp.path())
+        .min_depth(1)
+        .inode_order(true)
+        .threads(2);
+    let inos = std::sync::Mutex::new(Vec::new());
+    parallel.build_parallel().visit(|| {
+        |item: Result<&Entry<'_>, Error>| {
+            let e = item.unwrap();
+            if e.depth() == 1 {
+                inos.lock().unwrap().push(e.ino());
+            }
+            Control::Continue
+        }
+    });
+    let inos = inos.into_inner().unwrap();
+    seen += inos.len();
+    assert!(inos.is_sorted(), "parallel: not in inode order");
+    assert_eq!(seen, 12_001);
+}
