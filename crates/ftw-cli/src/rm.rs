@@ -85,8 +85,8 @@ pub struct RmArgs {
     #[arg(long = "chmod")]
     chmod: bool,
 
-    /// Worker threads. 0 (the default): as 'ftw find' chooses them. 1: a serial
-    /// removal.
+    /// Worker threads. 0 (the default): one per core (removal waits on the file
+    /// system's journal, not on reads: more workers only contend). 1: a serial removal.
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
 
