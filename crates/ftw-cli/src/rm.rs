@@ -38,8 +38,8 @@ On a terminal, a progress line on standard error counts what is removed.";
 #[derive(Args, Clone)]
 pub struct RmArgs {
     /// Files and trees to remove.
-    /// (As strings of the system, so that an empty one is rm's 'No such file or
-    /// directory', not a usage error.)
+    // Read as OS strings, so that an empty one is rm's 'No such file or directory', not
+    // a usage error.
     #[arg(value_name = "PATH", required = true, value_parser = clap::value_parser!(OsString))]
     paths: Vec<OsString>,
 
