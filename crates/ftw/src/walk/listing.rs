@@ -185,7 +185,6 @@ impl Listing {
         res
     }
 
-    /// Sorts the entries by their name's bytes.
     /// With [`Options::inode_order`], a large directory's entries in inode order (as GNU
     /// rm's fts does from 10,000 entries): on ext4 and the like, removing or stat'ing
     /// them in that order touches the inode table in sequence.
@@ -195,6 +194,7 @@ impl Listing {
         }
     }
 
+    /// Sorts the entries by their name's bytes.
     pub(crate) fn sort(&mut self) {
         let names = &self.names;
         self.items.sort_unstable_by(|a, b| {
@@ -203,12 +203,12 @@ impl Listing {
         });
     }
 
-    /// The name of `item`, without its NUL.
     /// Whether an entry is named `name`.
     pub(crate) fn contains(&self, name: &[u8]) -> bool {
         self.items.iter().any(|i| self.name(i) == name)
     }
 
+    /// The name of `item`, without its NUL.
     pub(crate) fn name(&self, item: &Item) -> &[u8] {
         &self.names[item.start as usize..(item.start + item.len) as usize]
     }
