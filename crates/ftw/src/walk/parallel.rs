@@ -603,6 +603,13 @@ fn run_job<V>(
         let err = Error::io(bytes_to_path(own.to_vec()), own_depth, e);
         report(state, scope, err, Some(&node.state));
     }
+    // Where the subdirectories open from: this directory's handle if it is kept; else
+    // this job's own base, with this directory's identity to check on the way.
+    let sub_base = match &handle {
+        Some(h) => (Some((h.clone(), own.len())), None),
+        None => (base.clone(), own_id),
+    };
+    let mut last_sub = None;
     let mut stop = false;
     for i in 0..state.list.items.len() {
         if scope.is_stopped() {
@@ -666,37 +673,31 @@ fn run_job<V>(
         }
         // A mount point is printed, not opened: its device is known from its entry.
         if file_type == FileType::Dir && has_dirs && !opts.off_fs(target, root_dev) {
-            let name = state.list.name(&item);
-            let mut path = Vec::with_capacity(own.len() + name.len() + 2);
-            path.extend_from_slice(own);
-            if !path.ends_with(b"/") {
-                path.push(b'/');
+            // The last subdirectory is held back: once the listing is done, its job
+            // takes over this job's path buffer instead of a copy, so that each level
+            // of a deep chain costs the length of its name, not of its path.
+            if let Some((before, link)) = last_sub.replace((i, followed_link)) {
+                let name = state.list.name(&state.list.items[before]);
+                let mut sub = Vec::with_capacity(own.len() + name.len() + 2);
+                sub.extend_from_slice(own);
+                scope.push(sub_job(sub, name, &sub_base, link, &node, depth, root_dev));
             }
-            let name_start = path.len();
-            path.extend_from_slice(name);
-            path.push(0);
-            // Where the subdirectory opens from: this directory's handle if it is
-            // kept; else this job's own base, with this directory's identity to check
-            // on the way.
-            let (base, parent_id) = match &handle {
-                Some(h) => (Some((h.clone(), own.len())), None),
-                None => (base.clone(), own_id),
-            };
-            scope.push(DirJob {
-                parent: Parent(Some(node.clone())),
-                base,
-                path,
-                name_start,
-                depth,
-                via_link: followed_link,
-                root_dev,
-                parent_id,
-                root_dir: None,
-            });
         }
     }
     if stop {
         scope.stop();
+        return;
+    }
+    if let Some((last, link)) = last_sub {
+        let name = state.list.name(&state.list.items[last]);
+        let mut sub = path;
+        sub.pop(); // The NUL.
+        let job = sub_job(sub, name, &sub_base, link, &node, depth, root_dev);
+        // The job holds the node: this reference is not the last, so the node is not
+        // to be left here (and this job's path is not needed any more). Let go of it
+        // before the job can run, and finish, elsewhere.
+        drop((node, handle, local, base, sub_base));
+        scope.push(job);
         return;
     }
     // A handle not pinned in the node is still the node's own, should it be left now
@@ -709,8 +710,38 @@ fn run_job<V>(
             .flatten(),
         _ => None,
     };
-    drop((handle, base));
+    drop((handle, base, sub_base));
     finish(ctx, state, Parent(Some(node)), scope, carry, own);
+}
+
+/// The job of a subdirectory `name` of `node`, whose path (without its NUL) `path`
+/// holds.
+fn sub_job<S>(
+    mut path: Vec<u8>,
+    name: &[u8],
+    (base, parent_id): &(Option<(Arc<Handle>, usize)>, Option<Id>),
+    via_link: bool,
+    node: &Arc<Node<S>>,
+    depth: usize,
+    root_dev: u64,
+) -> DirJob<S> {
+    if !path.ends_with(b"/") {
+        path.push(b'/');
+    }
+    let name_start = path.len();
+    path.extend_from_slice(name);
+    path.push(0);
+    DirJob {
+        parent: Parent(Some(node.clone())),
+        base: base.clone(),
+        path,
+        name_start,
+        depth,
+        via_link,
+        root_dev,
+        parent_id: *parent_id,
+        root_dir: None,
+    }
 }
 
 /// Lets go of a job's reference to a node (its own, or its parent's when it entered
