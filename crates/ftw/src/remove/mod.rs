@@ -471,6 +471,7 @@ impl<'a> Shared<'a> {
         let mut builder = WalkBuilder::from_dir(dir, bytes_to_path(path.to_vec()))
             .min_depth(1)
             .keep_handles(true)
+            .close_before_leave(true)
             .inode_order(true)
             .threads(threads);
         let budget = self.opts.fd_budget.unwrap_or(self.fd_budget);

@@ -402,6 +402,9 @@ fn mixed_tree(root: &Path, chain: usize) -> usize {
 struct Remover<'a> {
     removed: &'a AtomicUsize,
     failed: &'a Mutex<Vec<String>>,
+    /// The walk closes each directory's handle before leaving it
+    /// ([`WalkBuilder::close_before_leave`]); else it gives it on leaving.
+    closed: bool,
 }
 
 impl Remover<'_> {
@@ -433,6 +436,10 @@ impl Visitor for Remover<'_> {
     }
 
     fn leave(&mut self, d: &DirEvent<'_>, _: (), _: Option<&()>) {
+        if d.dir().is_some() == self.closed {
+            let open = if self.closed { "open" } else { "closed" };
+            self.fail(format!("{:?} left with its handle {open}", d.to_path_buf()));
+        }
         if d.depth() == 0 {
             return;
         }
@@ -457,13 +464,17 @@ fn remove_with_events_child() {
         return;
     };
     let threads: usize = std::env::var("FTW_TEST_THREADS").unwrap().parse().unwrap();
+    let closed = std::env::var_os("FTW_TEST_CLOSE").is_some();
     let removed = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::new());
     let rm = Remover {
         removed: &removed,
         failed: &failed,
+        closed,
     };
-    let b = WalkBuilder::new(&root).keep_handles(true);
+    let b = WalkBuilder::new(&root)
+        .keep_handles(true)
+        .close_before_leave(closed);
     if threads == 1 {
         b.threads(1).build().visit_events(&mut rm.clone());
     } else {
@@ -484,14 +495,18 @@ fn remove_with_events_child() {
 
 #[test]
 fn a_tree_is_removed_with_events_alone_under_ulimit_n_32() {
-    for threads in [1, 8] {
+    for (threads, closed) in [(1, false), (8, false), (1, true), (8, true)] {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("t");
         std::fs::create_dir(&root).unwrap();
         // The portable backend works by paths: a chain past PATH_MAX is beyond it.
         let chain = if cfg!(ftw_portable) { 100 } else { 3000 };
         let total = mixed_tree(&root, chain);
-        let out = std::process::Command::new("sh")
+        let mut child = std::process::Command::new("sh");
+        if closed {
+            child.env("FTW_TEST_CLOSE", "1");
+        }
+        let out = child
             .arg("-c")
             .arg("ulimit -n 32 && exec \"$0\" \"$@\"")
             .arg(std::env::current_exe().unwrap())
@@ -507,10 +522,9 @@ fn a_tree_is_removed_with_events_alone_under_ulimit_n_32() {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        std::fs::write(format!("/tmp/dbg-{threads}.txt"), &out.stderr).unwrap();
         assert!(
             out.status.success(),
-            "-j {threads}: {stdout}\n{}",
+            "-j {threads} closed {closed}: {stdout}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(

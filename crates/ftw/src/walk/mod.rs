@@ -131,6 +131,9 @@ pub(crate) struct Options {
     pub(crate) threads: usize,
     /// Keep each directory's handle until it is left ([`WalkBuilder::keep_handles`]).
     pub(crate) keep_handles: bool,
+    /// Close a directory's own handle before its leave event
+    /// ([`WalkBuilder::close_before_leave`]).
+    pub(crate) close_before_leave: bool,
     /// Large directories' entries in inode order ([`WalkBuilder::inode_order`]).
     pub(crate) inode_order: bool,
     /// A sorted [`Walk`] reads ahead on `threads` workers (set by [`WalkBuilder::threads`]).
@@ -226,6 +229,7 @@ impl WalkBuilder {
                 buf_size: crate::sys::DEFAULT_DIR_BUF,
                 threads: 0,
                 keep_handles: false,
+                close_before_leave: false,
                 inode_order: false,
                 read_ahead: false,
                 hooks: Hooks::default(),
@@ -338,6 +342,49 @@ impl WalkBuilder {
     /// subdirectory is left to open.
     pub fn keep_handles(mut self, yes: bool) -> Self {
         self.opts.keep_handles = yes;
+        self
+    }
+
+    /// With [`WalkBuilder::keep_handles`], close each directory's own handle just before
+    /// its leave event, which then gives its parent's handle only ([`DirEvent::dir`] is
+    /// `None` on leaving): for a visitor that removes the directory as it leaves it. On
+    /// ext4 and the like, a directory removed while it is still open is put on the
+    /// file system's orphan list (one more journaled update, under a lock that every
+    /// worker shares) and freed only at the close. Off by default.
+    ///
+    /// ```
+    /// use ftw::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder};
+    ///
+    /// /// Counts the leave events that came with the directory's own handle.
+    /// struct Open(usize);
+    /// impl Visitor for Open {
+    ///     type State = ();
+    ///     fn enter(&mut self, _: &DirEvent<'_>, _: Option<&()>) {}
+    ///     fn entry(&mut self, _: Result<&Entry<'_>, Error>, _: Option<&()>) -> Control {
+    ///         Control::Continue
+    ///     }
+    ///     fn leave(&mut self, d: &DirEvent<'_>, _: (), _: Option<&()>) {
+    ///         self.0 += d.dir().is_some() as usize;
+    ///     }
+    /// }
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(tmp.path().join("a/b"))?;
+    /// let walk = |close| {
+    ///     let mut v = Open(0);
+    ///     WalkBuilder::new(tmp.path())
+    ///         .keep_handles(true)
+    ///         .close_before_leave(close)
+    ///         .build()
+    ///         .visit_events(&mut v);
+    ///     v.0
+    /// };
+    /// assert_eq!(walk(false), 3);
+    /// assert_eq!(walk(true), 0);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn close_before_leave(mut self, yes: bool) -> Self {
+        self.opts.close_before_leave = yes;
         self
     }
 

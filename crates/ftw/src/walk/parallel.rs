@@ -837,6 +837,12 @@ fn leave<V: Visitor>(
         state: dir_state,
         ..
     } = n;
+    let (handle, own) = if ctx.opts.close_before_leave {
+        drop((handle, own));
+        (None, None)
+    } else {
+        (handle, own)
+    };
     let event = DirEvent {
         path: &path[..path_len],
         name: (depth > 0).then_some(&name[..]),

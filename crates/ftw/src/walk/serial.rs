@@ -695,7 +695,7 @@ impl Walk {
     /// one call a level (so a deep chain is climbed in linear time), else from an open
     /// ancestor.
     fn pop(&mut self) {
-        let frame = self.stack.pop().expect("a frame to pop");
+        let mut frame = self.stack.pop().expect("a frame to pop");
         if frame.counted {
             self.closed_pending -= 1;
         }
@@ -725,6 +725,9 @@ impl Walk {
                     None => {}
                 }
             }
+        }
+        if self.opts.close_before_leave && self.events && frame.dir.take().is_some() {
+            self.open -= 1;
         }
         self.leaving = Some(frame);
     }
