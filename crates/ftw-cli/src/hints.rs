@@ -244,3 +244,23 @@ pub fn clap_error(command: &clap::Command, args: &[OsString], e: clap::Error) ->
     }
     e.exit()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_values_in_ftw_spelling() {
+        assert_eq!(size("+10k"), "+10ki");
+        assert_eq!(size("-1M"), "-1mi");
+        assert_eq!(size("100c"), "100");
+        assert_eq!(size("3"), "1536");
+        assert_eq!(time("-2", "d"), "--changed-within 2d");
+        assert_eq!(time("+7", "d"), "--changed-before 7d");
+        assert_eq!(time("3", "d"), "--changed-before 3d --changed-within 4d");
+        assert_eq!(path_glob(Some("*/src/*.c")), "'**/src/**/*.c'");
+        assert_eq!(path_glob(Some("./a/b")), "./a/b");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert!(negative("-1") && negative("-20") && !negative("-") && !negative("-x1"));
+    }
+}
