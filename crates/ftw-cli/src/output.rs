@@ -65,6 +65,14 @@ mod closed_at_start {
     }
 }
 
+/// The error of a write to a closed standard output: `EBADF`.
+fn closed_error() -> io::Error {
+    #[cfg(target_os = "linux")]
+    return io::Error::from_raw_os_error(rustix::io::Errno::BADF.raw_os_error());
+    #[cfg(not(target_os = "linux"))]
+    return io::Error::other("Bad file descriptor");
+}
+
 /// Whether standard output was closed when ftw started.
 fn stdout_closed_at_start() -> bool {
     #[cfg(target_os = "linux")]
@@ -154,9 +162,7 @@ impl Output {
         }
         let res = match &mut self.out {
             Some(out) => out.write_all(&self.buf),
-            None => Err(io::Error::from_raw_os_error(
-                rustix::io::Errno::BADF.raw_os_error(),
-            )),
+            None => Err(closed_error()),
         };
         self.buf.clear();
         res.map_err(|e| {
