@@ -5,10 +5,11 @@ use crate::msg::{report, warn};
 use crate::output::{Closed, Output};
 use crate::progress::{self, Progress};
 use crate::size::Format;
-use clap::{ArgAction, ArgMatches, Args, ValueEnum};
+use crate::term::{ColorArg, Names};
+use clap::{ArgAction, ArgMatches, Args};
 use ftw::usage::{Totals, UsageOptions, UsageProgress, disk_usage};
+use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,26 +31,17 @@ tree; with any of them, or piped, it prints what du would print, directories in 
 fixed order among their siblings (each after its contents; with -j 1, in du's order, and
 a file with hard links in several directories is counted where du counts it). Errors are reported as
 'ftw: PATH: reason' while the count goes on; the totals are then incomplete, said on
-standard error, and the exit status is 1.";
-
-/// When to colour the tree view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum When {
-    /// On a terminal, unless NO_COLOR is set.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
-}
+standard error, and the exit status is 1. On a terminal, names are escaped and
+coloured as 'ftw find' does (the tree view escapes them always).";
 
 /// Disk usage of each PATH: du's figures, exact, fast.
 #[derive(Args, Clone)]
 #[command(disable_help_flag = true, args_override_self = true)]
 pub struct DuArgs {
     /// Trees to measure [default: .].
-    #[arg(value_name = "PATH")]
-    paths: Vec<PathBuf>,
+    // Read as OS strings, so that an empty one is an error for that PATH alone.
+    #[arg(value_name = "PATH", value_parser = clap::value_parser!(OsString))]
+    paths: Vec<OsString>,
 
     /// Print help (-h is --human-readable, as in du).
     #[arg(long = "help", action = ArgAction::Help)]
@@ -159,9 +151,8 @@ pub struct DuArgs {
     #[arg(long = "depth", value_name = "N")]
     depth: Option<usize>,
 
-    /// The tree view's colours.
-    #[arg(long = "color", value_name = "WHEN", default_value = "auto")]
-    color: When,
+    #[command(flatten)]
+    color: ColorArg,
 
     /// Write the tree in ncdu's JSON export format to FILE ('-': standard output),
     /// down to -d or --depth if given, for 'ncdu -f FILE' or 'gdu -f FILE'; nothing
@@ -274,7 +265,10 @@ fn exclude_test(patterns: &[String]) -> Result<Option<globset::GlobSet>, String>
 }
 
 fn excluded(set: &globset::GlobSet, path: &[u8]) -> bool {
-    let matches = |p: &[u8]| set.is_match(std::ffi::OsStr::from_bytes(p));
+    let matches = |p: &[u8]| {
+        use std::os::unix::ffi::OsStrExt;
+        set.is_match(OsStr::from_bytes(p))
+    };
     if matches(path) {
         return true;
     }
@@ -324,7 +318,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     let roots: Vec<PathBuf> = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths.clone()
+        args.paths.iter().map(PathBuf::from).collect()
     };
 
     // What is kept (or, for du's lines, told as it is complete): du's depth (or --depth
@@ -375,11 +369,14 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     let seen = failed.clone();
     opts = opts.on_error(move |e| {
         seen.store(true, Ordering::Relaxed);
-        report(e.path().as_os_str().as_bytes(), &e.reason());
+        crate::msg::error(e);
     });
     // du's lines are written as each entry is complete (a directory after its
     // contents), from the workers, through one lock: nothing is kept.
     let du_lines = !tree && args.export.is_none();
+    let color = args.color.color.colors(stdout_terminal);
+    // du's lines: escaped on a terminal, coloured as asked; the tree is always escaped.
+    let names = Arc::new(Names::new(stdout_terminal, color));
     let out = match Output::stdout() {
         Ok(o) => Arc::new(Mutex::new(o)),
         Err(e) => {
@@ -393,6 +390,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         let closed = closed.clone();
         let separate = args.separate_dirs;
         let end = if args.null { 0u8 } else { b'\n' };
+        let names = names.clone();
         opts = opts.stream(move |l| {
             let value = if separate && l.file_type.is_dir() {
                 measure.of(&l.own)
@@ -403,7 +401,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
             let buf = out.buf();
             buf.extend_from_slice(fmt.show(value).as_bytes());
             buf.push(b'\t');
-            buf.extend_from_slice(l.path);
+            names.path(l.path, l.file_type, buf);
             buf.push(end);
             match out.end_record() {
                 Ok(()) => true,
@@ -439,7 +437,10 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
             // Standard output's reader went away (`-o - | head`): quiet, as du's lines.
             Err(e) if file.as_os_str() == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {}
             Err(e) => {
-                report(file.as_os_str().as_bytes(), &ftw::walk::describe(&e));
+                report(
+                    crate::term::os_bytes(file.as_os_str()),
+                    &ftw::walk::describe(&e),
+                );
                 status = 1;
             }
         }
@@ -451,13 +452,6 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     let written = if let Some(c) = closed.lock().unwrap_or_else(|e| e.into_inner()).take() {
         Err(c)
     } else if tree {
-        let color = match args.color {
-            When::Always => true,
-            When::Never => false,
-            When::Auto => {
-                stdout_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        };
         let show = if matches!(measure, Measure::Inodes) || args.du_options() {
             fmt
         } else {
@@ -470,6 +464,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
                 lines,
                 columns: usize::from(columns),
                 color,
+                names: &Names::new(true, color),
                 measure: |t: &Totals| measure.of(t),
                 format: show,
             },

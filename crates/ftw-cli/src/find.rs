@@ -4,10 +4,12 @@ use crate::format::Format;
 use crate::msg::{report, warn};
 use crate::output::{Age, Closed, LATENCY, Output};
 use crate::select::{FilterArgs, Select};
+use crate::term::{ColorArg, Names};
 use clap::Args;
 use ftw::filter::Ignore;
 use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -22,10 +24,17 @@ Examples:
   ftw find --sort -d 2 /etc      the top two levels, in a fixed order
   ftw find -L --one-file-system /
   ftw find --max-results 1 /     is there anything at all?
+  ftw find -e rs -E target       Rust sources, nothing under a directory 'target'
+  ftw find -t f -S +100mi ~      files of 100 MiB or more
+  ftw find -g '*.o' -X rm --     remove the object files found
+  ftw find --color always | less -R
 
-Paths are printed as ROOT/relative/name, with the bytes on disk as they are (names
-need not be UTF-8), in no fixed order unless --sort is given. Errors are reported as
-'ftw: PATH: reason' on standard error while the listing goes on; the exit status is
+Paths are printed as ROOT/relative/name, in no fixed order unless --sort is given.
+Piped, a path is the bytes on disk as they are (names need not be UTF-8); on a
+terminal, control characters and bytes that are not UTF-8 are escaped (\\n, \\t,
+\\\\, \\x1b, \\xff; \\u{202e} for bidirectional controls), and names are coloured by
+LS_COLORS (--color). Errors are reported as 'ftw: PATH: reason' on standard error
+(the path escaped so) while the listing goes on; the exit status is
 then 1.
 
 Threads: by default one per core to start with; when they spend their time waiting on
@@ -34,10 +43,13 @@ warm cache keeps one per core.";
 
 /// List every entry under each PATH (like 'find PATH -mindepth 1').
 #[derive(Args, Clone)]
+#[command(args_override_self = true)]
 pub struct FindArgs {
     /// Trees to list [default: .]. A root that is a symbolic link is followed.
-    #[arg(value_name = "PATH")]
-    paths: Vec<PathBuf>,
+    // Read as OS strings, so that an empty one is an error for that PATH alone (as in
+    // find), not a usage error.
+    #[arg(value_name = "PATH", value_parser = clap::value_parser!(OsString))]
+    paths: Vec<OsString>,
 
     /// End each path with a NUL byte instead of a newline (for 'xargs -0').
     #[arg(short = '0', long = "print0")]
@@ -109,6 +121,9 @@ pub struct FindArgs {
     long: bool,
 
     #[command(flatten)]
+    color: ColorArg,
+
+    #[command(flatten)]
     filters: FilterArgs,
 }
 
@@ -143,7 +158,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     let roots = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        args.paths.clone()
+        args.paths.iter().map(PathBuf::from).collect()
     };
     let mut b = WalkBuilder::new(&roots[0])
         .min_depth(args.min_depth)
@@ -166,7 +181,9 @@ pub fn run(args: FindArgs) -> ExitCode {
     }
     // Metadata is asked for relative to the directory's handle (not with --sort, whose
     // read-ahead the kept handles would turn off: by path there).
-    let wants_metadata = format.as_ref().is_some_and(Format::needs_metadata);
+    let names = Names::stdout(args.color.color);
+    let wants_metadata =
+        format.as_ref().is_some_and(Format::needs_metadata) || names.needs_metadata();
     if (select.needs_metadata() || wants_metadata) && !args.sort {
         b = b.keep_handles(true);
     }
@@ -206,6 +223,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     };
     let out_fmt = Records {
         format: format.as_ref(),
+        names: &names,
         end,
     };
     let limit = args.max_results.unwrap_or(u64::MAX);
@@ -234,6 +252,8 @@ pub fn run(args: FindArgs) -> ExitCode {
 /// How each entry is written: its path and an end byte, or by a template.
 struct Records<'a> {
     format: Option<&'a Format>,
+    /// Escaped or coloured, or the bytes as they are.
+    names: &'a Names,
     /// The byte after each record (none after a template's).
     end: Option<u8>,
 }
@@ -242,8 +262,9 @@ impl Records<'_> {
     #[inline]
     fn write(&self, entry: &ftw::walk::Entry<'_>, buf: &mut Vec<u8>) {
         match self.format {
-            Some(f) => f.write(entry, buf),
-            None => entry.write_path(buf),
+            Some(f) => f.write(entry, buf, self.names),
+            None if self.names.raw() => entry.write_path(buf),
+            None => self.names.entry(entry, buf),
         }
         if let Some(end) = self.end {
             buf.push(end);

@@ -1,6 +1,7 @@
 //! `ftw find --format TEMPLATE` (a small `find -printf`) and `-l` (a line like `ls -l`):
 //! each entry written by a template, with only the metadata the template asks for.
 
+use crate::term::Names as Shown;
 use ftw::sys::{FileType, Metadata, StatMask};
 use ftw::walk::Entry;
 use std::collections::HashMap;
@@ -157,7 +158,9 @@ impl Format {
     }
 
     /// Appends the entry as the template says (without an end of record).
-    pub fn write(&self, e: &Entry<'_>, out: &mut Vec<u8>) {
+    /// Names and paths are written as `names` says (escaped on a terminal; `%p`
+    /// coloured when names are).
+    pub fn write(&self, e: &Entry<'_>, out: &mut Vec<u8>, names: &Shown) {
         let meta = self.mask.and_then(|mask| metadata(e, mask));
         let m = meta.unwrap_or_default();
         let mut first = true;
@@ -167,9 +170,10 @@ impl Format {
             }
             match p {
                 Piece::Text(t) => out.extend_from_slice(t),
-                Piece::Path => e.write_path(out),
-                Piece::Name => out.extend_from_slice(name_of(e)),
-                Piece::Dir => out.extend_from_slice(dir_of(e)),
+                Piece::Path if names.raw() => e.write_path(out),
+                Piece::Path => names.entry(e, out),
+                Piece::Name => names.text(name_of(e), out),
+                Piece::Dir => names.text(dir_of(e), out),
                 Piece::Depth => push_num(out, e.depth() as u64, 0),
                 Piece::Type => out.push(type_letter(e.file_type())),
                 Piece::Size => push_num(out, m.size, if self.long { 8 } else { 0 }),
@@ -187,23 +191,31 @@ impl Format {
                 Piece::MtimeEpoch => {
                     out.extend_from_slice(format!("{}.{:09}0", m.mtime, m.mtime_nsec).as_bytes())
                 }
-                Piece::Target => out.extend_from_slice(&link_target(e)),
+                Piece::Target => names.text(&link_target(e), out),
             }
         }
         if self.long && e.file_type() == FileType::Symlink {
             out.extend_from_slice(b" -> ");
-            out.extend_from_slice(&link_target(e));
+            names.text(&link_target(e), out);
         }
     }
 }
 
 /// The entry's own metadata (a followed link's target's), relative to its directory's
 /// handle where there is one.
-fn metadata(e: &Entry<'_>, mask: StatMask) -> Option<Metadata> {
+pub fn metadata(e: &Entry<'_>, mask: StatMask) -> Option<Metadata> {
     let follow = e.path_is_symlink() && e.file_type() != FileType::Symlink;
     match (e.dir(), e.c_name()) {
         (Some(dir), Some(name)) => dir.stat_at(name, mask, follow).ok(),
         _ => ftw::sys::stat_path(&e.path(), mask, follow || e.depth() == 0).ok(),
+    }
+}
+
+/// Whether a link not followed leads somewhere (what `LS_COLORS`'s `or` asks).
+pub fn target_exists(e: &Entry<'_>) -> bool {
+    match (e.dir(), e.c_name()) {
+        (Some(dir), Some(name)) => dir.stat_at(name, StatMask::TYPE, true).is_ok(),
+        _ => ftw::sys::stat_path(&e.path(), StatMask::TYPE, true).is_ok(),
     }
 }
 

@@ -6,25 +6,36 @@ mod exec;
 mod export;
 mod find;
 mod format;
+mod generate;
+mod hints;
 mod msg;
 mod output;
 mod progress;
 mod rm;
 mod select;
 mod size;
+mod term;
 mod tree;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 /// ftw (file tree walk): list, find, remove and measure whole directory trees, through
 /// directory handles, with only the system calls the work needs.
 #[derive(Parser)]
 #[command(name = "ftw", version, about, long_about = None)]
-#[command(after_help = "Run 'ftw <COMMAND> --help' for the options and examples of a command.")]
+#[command(propagate_version = true, args_override_self = true)]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell), or
+    /// the man page (man), made from these same definitions; see the README to install
+    /// them.
+    #[arg(long = "generate", value_name = "WHAT", value_enum, exclusive = true)]
+    generate: Option<generate::Generate>,
+
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -34,26 +45,74 @@ enum Command {
     Du(Box<du::DuArgs>),
 }
 
-fn main() -> ExitCode {
+/// A few examples, shown by `ftw --help` and by `ftw` alone.
+const EXAMPLES: &str = "\
+Examples:
+  ftw find -e rs src             the files ending in .rs under src
+  ftw find -d 1 -t d --sort      the directories here, in order
+  ftw rm -v build                remove a tree, printing each path removed
+  ftw du                         the largest entries under ., as a tree";
+
+/// The whole command line's definition, with the help made at run time.
+pub fn command() -> clap::Command {
     // The help tells the limits that hold on this machine, so it is made at run time.
     let budget = ftw::walk::Budget::from_limit();
-    let command = Cli::command()
+    Cli::command()
+        .after_help(format!(
+            "{EXAMPLES}\n\nRun 'ftw <COMMAND> --help' for the options and examples of a command."
+        ))
         .mut_subcommand("find", |c| {
             c.after_help(format!("{}\n\n{}", find::EXAMPLES, budget.describe()))
         })
         .mut_subcommand("rm", |c| c.after_help(rm::EXAMPLES))
-        .mut_subcommand("du", |c| c.after_help(du::EXAMPLES));
-    let matches = command.get_matches();
+        .mut_subcommand("du", |c| c.after_help(du::EXAMPLES))
+}
+
+fn main() -> ExitCode {
+    let mut command = command();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // find's spellings ('-maxdepth 1', '-name x') before clap, which would take some of
+    // them for clusters of short options ('-name' is '-n ame').
+    if let Some(code) = hints::find_style(&command, &args) {
+        return code;
+    }
+    let matches = match command.try_get_matches_from_mut(&args) {
+        Ok(m) => m,
+        Err(e) => return hints::clap_error(&command, &args, e),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
     match cli.command {
-        Command::Find(args) => find::run(*args),
-        Command::Rm(args) => rm::run(args),
-        Command::Du(args) => {
+        Some(Command::Find(args)) => find::run(*args),
+        Some(Command::Rm(args)) => rm::run(args),
+        Some(Command::Du(args)) => {
             let sub = matches.subcommand_matches("du").expect("the du subcommand");
             du::run(*args, sub)
         }
+        None => match cli.generate {
+            Some(what) => generate::run(what, &mut command),
+            None => short_usage(&mut command),
+        },
     }
+}
+
+/// `ftw` alone: its usage, a few examples and the commands, on standard error, with
+/// status 2 (a usage error, as a missing command is for clap).
+fn short_usage(command: &mut clap::Command) -> ExitCode {
+    let usage = command.render_usage();
+    let names: Vec<&str> = command
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|&n| n != "help")
+        .collect();
+    let text = format!(
+        "{}\n\n{EXAMPLES}\n\nCommands: {}. 'ftw --help' says more, 'ftw <COMMAND> --help' \
+         tells a command's options.\n",
+        usage,
+        names.join(", ")
+    );
+    let _ = std::io::stderr().write_all(text.as_bytes());
+    ExitCode::from(2)
 }

@@ -1,28 +1,49 @@
 //! Messages on standard error: `ftw: PATH: reason` for what failed, `ftw: warning:` for
-//! what the run went on without; both wipe a progress line first.
+//! what the run went on without; both wipe a progress line first. Paths are always
+//! escaped as [`crate::term`] says (a newline too: one message, one line).
 
 use crate::progress;
+use crate::term;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Reports `ftw: PATH: reason` on standard error, the path's bytes as they are.
+/// Reports `ftw: PATH: reason` on standard error, the path escaped (`''` if empty).
 pub fn report(path: &[u8], reason: &str) {
+    let path = term::quote(path);
+    let reason = one_line(reason);
     let mut line = Vec::with_capacity(path.len() + reason.len() + 16);
     line.extend_from_slice(progress::before_message());
     line.extend_from_slice(b"ftw: ");
-    line.extend_from_slice(path);
+    line.extend_from_slice(path.as_bytes());
     line.extend_from_slice(b": ");
     line.extend_from_slice(reason.as_bytes());
     line.push(b'\n');
     let _ = std::io::stderr().lock().write_all(&line);
 }
 
+/// A reason made one line for the terminal: its control characters (from a path the
+/// library wrote into it) escaped as names are; the rest, backslashes included, as is.
+fn one_line(reason: &str) -> std::borrow::Cow<'_, str> {
+    if !reason.chars().any(char::is_control) {
+        return reason.into();
+    }
+    let mut s = String::with_capacity(reason.len() + 8);
+    for c in reason.chars() {
+        if c.is_control() {
+            let mut buf = [0u8; 4];
+            s.push_str(&term::escape(c.encode_utf8(&mut buf).as_bytes()));
+        } else {
+            s.push(c);
+        }
+    }
+    s.into()
+}
+
 /// Reports `ftw: warning: MESSAGE` on standard error: something the run went on without,
 /// which does not change the exit status.
 pub fn warn(message: &str) {
     let mut line = progress::before_message().to_vec();
-    line.extend_from_slice(format!("ftw: warning: {message}\n").as_bytes());
+    line.extend_from_slice(format!("ftw: warning: {}\n", one_line(message)).as_bytes());
     let _ = std::io::stderr().lock().write_all(&line);
 }
 
@@ -30,17 +51,29 @@ pub fn warn(message: &str) {
 /// there also says how to match names.
 pub fn walk_error(err: &ftw::walk::Error, failed: &AtomicBool) {
     failed.store(true, Ordering::Relaxed);
-    let path = err.path().as_os_str().as_bytes();
-    let mut reason = err.reason();
+    let path = term::os_bytes(err.path().as_os_str());
+    let mut reason = match err.loop_ancestor() {
+        Some(a) => format!(
+            "file system loop detected: it leads back to {}",
+            term::quote(term::os_bytes(a.as_os_str()))
+        ),
+        None => err.reason(),
+    };
     // 'ftw find foo' for a name foo that is not there: say how to look for names.
     if err.depth() == 0
         && err.io_error().kind() == std::io::ErrorKind::NotFound
+        && !path.is_empty()
         && !path.contains(&b'/')
     {
         reason.push_str(&format!(
             " (to match names: ftw find -n {})",
-            String::from_utf8_lossy(path)
+            term::quote(path)
         ));
     }
     report(path, &reason);
+}
+
+/// Reports an error of the library's, its path escaped.
+pub fn error(err: &ftw::walk::Error) {
+    report(term::os_bytes(err.path().as_os_str()), &err.reason());
 }

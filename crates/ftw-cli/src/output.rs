@@ -40,11 +40,53 @@ impl Age {
     }
 }
 
+/// Whether standard output was closed when ftw started (`ftw find >&-`). Rust's runtime
+/// then opens `/dev/null` in its place before `main`, where the listing would vanish
+/// without an error; so fd 1 is looked at before that, from the ELF init array, as the
+/// C library runs its constructors.
+#[cfg(target_os = "linux")]
+mod closed_at_start {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn look() {
+        // SAFETY: fd 1 is only asked about (F_GETFD), never used or closed.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
+        CLOSED.store(rustix::io::fcntl_getfd(fd).is_err(), Ordering::Relaxed);
+    }
+
+    #[used]
+    #[unsafe(link_section = ".init_array")]
+    static LOOK: extern "C" fn() = look;
+
+    pub fn stdout() -> bool {
+        CLOSED.load(Ordering::Relaxed)
+    }
+}
+
+/// The error of a write to a closed standard output: `EBADF`.
+fn closed_error() -> io::Error {
+    #[cfg(target_os = "linux")]
+    return io::Error::from_raw_os_error(rustix::io::Errno::BADF.raw_os_error());
+    #[cfg(not(target_os = "linux"))]
+    return io::Error::other("Bad file descriptor");
+}
+
+/// Whether standard output was closed when ftw started.
+fn stdout_closed_at_start() -> bool {
+    #[cfg(target_os = "linux")]
+    return closed_at_start::stdout();
+    #[cfg(not(target_os = "linux"))]
+    return false;
+}
+
 /// A chunked writer on standard output. Paths are appended as bytes; a `write` is made
 /// when the chunk is full (128 KiB, or 4 KiB on a terminal), when records have waited
 /// [`LATENCY`], and at the end.
 pub struct Output {
-    out: File,
+    /// `None` when standard output was closed: the first write fails with `EBADF`.
+    out: Option<File>,
     buf: Vec<u8>,
     chunk: usize,
     age: Age,
@@ -59,9 +101,14 @@ pub enum Closed {
 }
 
 impl Output {
-    /// Standard output, written through a handle of its own (no line buffering).
+    /// Standard output, written through a handle of its own (no line buffering). When
+    /// it was closed, writes fail with "Bad file descriptor", as they would in C; a run
+    /// that writes nothing does not fail.
     pub fn stdout() -> io::Result<Output> {
         let stdout = io::stdout();
+        if stdout_closed_at_start() {
+            return Ok(Output::with(None, 4 << 10));
+        }
         let chunk = if stdout.is_terminal() {
             4 << 10
         } else {
@@ -75,6 +122,10 @@ impl Output {
 
     /// Output to `out` in chunks of `chunk` bytes.
     pub fn new(out: File, chunk: usize) -> Output {
+        Output::with(Some(out), chunk)
+    }
+
+    fn with(out: Option<File>, chunk: usize) -> Output {
         Output {
             out,
             buf: Vec::with_capacity(chunk + 8192),
@@ -109,7 +160,10 @@ impl Output {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let res = self.out.write_all(&self.buf);
+        let res = match &mut self.out {
+            Some(out) => out.write_all(&self.buf),
+            None => Err(closed_error()),
+        };
         self.buf.clear();
         res.map_err(|e| {
             if e.kind() == io::ErrorKind::BrokenPipe {

@@ -3,11 +3,11 @@
 use crate::msg::{report, warn};
 use crate::output::{Closed, Output};
 use crate::progress::{self, Progress};
+use crate::term::{ColorArg, Names};
 use clap::Args;
 use ftw::remove::{Refusal, Report};
 use ftw::sys::FileType;
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,11 +31,13 @@ are kept, without further messages) while the rest is removed; the exit status i
 1. '/', and paths ending in '.' or '..', are refused (exit status 2, nothing removed)
 unless --no-preserve-root is given. ftw never prompts: -i and -I are refused.
 
-On a terminal, a progress line on standard error counts what is removed.";
+On a terminal, a progress line on standard error counts what is removed, and the
+paths printed (-v, -n) are escaped and coloured as 'ftw find' does.";
 
 /// Remove each PATH and everything below it (like 'rm -rf', but safe against symbolic
 /// link races, with bounded resources at any depth, and in parallel).
 #[derive(Args, Clone)]
+#[command(args_override_self = true)]
 pub struct RmArgs {
     /// Files and trees to remove.
     // Read as OS strings, so that an empty one is rm's 'No such file or directory', not
@@ -90,6 +92,9 @@ pub struct RmArgs {
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
 
+    #[command(flatten)]
+    color: ColorArg,
+
     /// Refused: ftw rm never prompts (see --dry-run).
     #[arg(short = 'i', hide = true)]
     interactive: bool,
@@ -107,6 +112,8 @@ pub struct RmArgs {
 /// The CLI's end of a removal: paths printed (with -v or -n), errors reported.
 struct CliReport {
     out: Option<Mutex<Output>>,
+    /// How the paths printed are written (escaped on a terminal, coloured by type).
+    names: Names,
     /// Standard output failed (other than a reader gone away): reported once.
     out_failed: AtomicBool,
     failed: AtomicBool,
@@ -119,14 +126,14 @@ impl Report for CliReport {
         self.out.is_some()
     }
 
-    fn removed(&self, path: &[u8], _: FileType) {
+    fn removed(&self, path: &[u8], file_type: FileType) {
         let Some(out) = &self.out else { return };
         let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
         if self.out_failed.load(Ordering::Relaxed) {
             return;
         }
         let buf = out.buf();
-        buf.extend_from_slice(path);
+        self.names.path(path, file_type, buf);
         buf.push(b'\n');
         if let Err(c) = out.end_record() {
             self.closed(c);
@@ -144,7 +151,7 @@ impl Report for CliReport {
         {
             self.read_only.store(true, Ordering::Relaxed);
         }
-        report(err.path().as_os_str().as_bytes(), &err.reason());
+        crate::msg::error(&err);
     }
 }
 
@@ -186,7 +193,7 @@ pub fn run(args: RmArgs) -> ExitCode {
                     }
                     Refusal::Dot => "refusing to remove '.' or '..' (name the directory instead)",
                 };
-                report(path.as_os_str().as_bytes(), hint);
+                report(crate::term::os_bytes(path), hint);
             }
         }
         if refused {
@@ -208,6 +215,7 @@ pub fn run(args: RmArgs) -> ExitCode {
     };
     let cli = Arc::new(CliReport {
         out,
+        names: Names::stdout(args.color.color),
         out_failed: AtomicBool::new(false),
         failed: AtomicBool::new(false),
         read_only: AtomicBool::new(false),

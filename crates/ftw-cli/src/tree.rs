@@ -4,25 +4,27 @@
 
 use crate::output::{Closed, Output};
 use crate::size::Format;
+use crate::term::{Names, escape};
 use ftw::usage::{DiskUsage, Totals, UsageNode};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
 /// How the tree is drawn.
-pub struct View<F> {
+pub struct View<'a, F> {
     /// Entries shown, the roots included.
     pub lines: usize,
     /// The width to fit.
     pub columns: usize,
     /// ANSI colours.
     pub color: bool,
+    /// The names' colours (`LS_COLORS`, by type).
+    pub names: &'a Names,
     /// The figure shown.
     pub measure: F,
     /// How sizes are written.
     pub format: Format,
 }
 
-const BOLD_BLUE: &str = "\x1b[1;34m";
 const GREEN: &str = "\x1b[32m";
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
@@ -56,41 +58,6 @@ fn select<'a, F: Fn(&Totals) -> u64>(
         }
     }
     chosen
-}
-
-/// A name made safe and readable on a terminal: `\n`, `\t`, `\\`, `\xNN` for other
-/// control bytes and for bytes that are not UTF-8, `\u{202e}` for the bidirectional
-/// controls.
-pub fn escape(name: &[u8]) -> String {
-    let mut s = String::with_capacity(name.len());
-    for chunk in name.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\n' => s.push_str("\\n"),
-                '\t' => s.push_str("\\t"),
-                '\r' => s.push_str("\\r"),
-                '\\' => s.push_str("\\\\"),
-                // Bidirectional controls (a name's U+202E would turn the rest of its
-                // line, size and bar included, around on the screen): as \u{...}.
-                '\u{61c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}' => s.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-                c if c.is_control() => {
-                    let mut buf = [0u8; 4];
-                    for b in c.encode_utf8(&mut buf).bytes() {
-                        s.push_str(&format!("\\x{b:02x}"));
-                    }
-                }
-                c => s.push(c),
-            }
-        }
-        for b in chunk.invalid() {
-            s.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    s
 }
 
 /// A bar of `width` cells filled to `share` (0 to 1), in eighths of a cell.
@@ -128,7 +95,7 @@ struct Line<'a> {
 pub fn print<F: Fn(&Totals) -> u64>(
     out: &mut Output,
     usage: &DiskUsage,
-    view: &View<F>,
+    view: &View<'_, F>,
 ) -> Result<(), Closed> {
     let measure = &view.measure;
     let chosen = select(usage, view.lines, measure);
@@ -209,11 +176,10 @@ pub fn print<F: Fn(&Totals) -> u64>(
             s.push_str(DIM);
             s.push_str(&line.prefix);
             s.push_str(RESET);
-            if line.node.is_dir() {
-                s.push_str(BOLD_BLUE);
-            }
-            s.push_str(&label);
-            s.push_str(RESET);
+            let mut painted = Vec::new();
+            view.names
+                .paint(&label, line.node.file_type, &line.node.name, &mut painted);
+            s.push_str(&String::from_utf8_lossy(&painted));
         } else {
             s.push_str(&line.prefix);
             s.push_str(&label);
@@ -240,14 +206,6 @@ pub fn print<F: Fn(&Totals) -> u64>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hostile_names_are_escaped() {
-        assert_eq!(escape(b"a\nb"), "a\\nb");
-        assert_eq!(escape(b"\x1b[31mred"), "\\x1b[31mred");
-        assert_eq!(escape(b"caf\xc3\xa9 \xff"), "café \\xff");
-        assert_eq!(escape("\u{9b}".as_bytes()), "\\xc2\\x9b");
-    }
 
     #[test]
     fn bars_fill_in_eighths() {

@@ -180,12 +180,12 @@ fn missing_paths_fail_unless_forced() {
     let r = ftw_rm(&["-f"], &[&missing, &there]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     assert!(!there.exists());
-    // An empty PATH is missing, as for rm (not a usage error).
+    // An empty PATH is missing, as for rm (not a usage error), shown as ''.
     std::fs::create_dir(&there).unwrap();
     let r = ftw_rm(&[], &[Path::new(""), &there]);
     assert_eq!(
         (r.code, r.stderr.as_str()),
-        (1, "ftw: : No such file or directory\n")
+        (1, "ftw: '': No such file or directory\n")
     );
     assert!(!there.exists());
     let r = ftw_rm(&["-f"], &[Path::new("")]);
