@@ -8,7 +8,6 @@ use crate::size::Format;
 use clap::{ArgAction, ArgMatches, Args, ValueEnum};
 use ftw::usage::{Totals, UsageOptions, UsageProgress, disk_usage};
 use std::io::{IsTerminal, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -274,7 +273,7 @@ fn exclude_test(patterns: &[String]) -> Result<Option<globset::GlobSet>, String>
 }
 
 fn excluded(set: &globset::GlobSet, path: &[u8]) -> bool {
-    let matches = |p: &[u8]| set.is_match(std::ffi::OsStr::from_bytes(p));
+    let matches = |p: &[u8]| set.is_match(std::path::Path::new(&crate::os::os(p)));
     if matches(path) {
         return true;
     }
@@ -375,7 +374,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     let seen = failed.clone();
     opts = opts.on_error(move |e| {
         seen.store(true, Ordering::Relaxed);
-        report(e.path().as_os_str().as_bytes(), &e.reason());
+        report(&crate::os::bytes(e.path().as_os_str()), &e.reason());
     });
     // du's lines are written as each entry is complete (a directory after its
     // contents), from the workers, through one lock: nothing is kept.
@@ -439,7 +438,10 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
             // Standard output's reader went away (`-o - | head`): quiet, as du's lines.
             Err(e) if file.as_os_str() == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {}
             Err(e) => {
-                report(file.as_os_str().as_bytes(), &ftw::walk::describe(&e));
+                report(
+                    &crate::os::bytes(file.as_os_str()),
+                    &ftw::walk::describe(&e),
+                );
                 status = 1;
             }
         }

@@ -7,6 +7,7 @@ mod export;
 mod find;
 mod format;
 mod msg;
+mod os;
 mod output;
 mod progress;
 mod rm;

@@ -3,7 +3,6 @@
 
 use crate::progress;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Reports `ftw: PATH: reason` on standard error, the path's bytes as they are.
@@ -30,7 +29,7 @@ pub fn warn(message: &str) {
 /// there also says how to match names.
 pub fn walk_error(err: &ftw::walk::Error, failed: &AtomicBool) {
     failed.store(true, Ordering::Relaxed);
-    let path = err.path().as_os_str().as_bytes();
+    let path = &*crate::os::bytes(err.path().as_os_str());
     let mut reason = err.reason();
     // 'ftw find foo' for a name foo that is not there: say how to look for names.
     if err.depth() == 0

@@ -7,7 +7,6 @@ use clap::Args;
 use ftw::remove::{Refusal, Report};
 use ftw::sys::FileType;
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -144,7 +143,7 @@ impl Report for CliReport {
         {
             self.read_only.store(true, Ordering::Relaxed);
         }
-        report(err.path().as_os_str().as_bytes(), &err.reason());
+        report(&crate::os::bytes(err.path().as_os_str()), &err.reason());
     }
 }
 
@@ -163,6 +162,14 @@ impl CliReport {
 
 pub fn run(args: RmArgs) -> ExitCode {
     let _ = args.recursive;
+    #[cfg(windows)]
+    if args.chmod {
+        // Windows removes what is in a read-only directory, and ftw removes read-only
+        // files (FileDispositionInfoEx ignores the attribute, or it is cleared).
+        crate::os::not_on_windows(
+            "--chmod: nothing to do on Windows, where a read-only directory keeps none of its entries",
+        );
+    }
     if args.interactive || args.interactive_once || args.interactive_when.is_some() {
         report(
             b"rm",
@@ -186,7 +193,7 @@ pub fn run(args: RmArgs) -> ExitCode {
                     }
                     Refusal::Dot => "refusing to remove '.' or '..' (name the directory instead)",
                 };
-                report(path.as_os_str().as_bytes(), hint);
+                report(&crate::os::bytes(path.as_os_str()), hint);
             }
         }
         if refused {
