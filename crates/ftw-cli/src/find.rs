@@ -540,7 +540,8 @@ const WRITER_RUNS: u8 = 1;
 const WRITER_FAILED: u8 = 2;
 
 // A non-blocking pipe (rustix) watches the writer.
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::io::Read;

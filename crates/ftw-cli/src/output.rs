@@ -122,7 +122,8 @@ impl Output {
 }
 
 // A non-blocking pipe (rustix) watches the writer.
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::io::Read;
