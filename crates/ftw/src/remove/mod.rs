@@ -309,9 +309,15 @@ pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
     if trimmed.is_empty() && !bytes.is_empty() {
         return Err(Refusal::Root);
     }
-    let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or(b"");
+    let last = trimmed.rsplit(|&b| is_sep(b)).next().unwrap_or(b"");
     if last == b"." || last == b".." {
         return Err(Refusal::Dot);
+    }
+    // On Windows every drive (`D:\`) and share (`\\server\share\`) has a root, and
+    // `/` is only the current drive's.
+    #[cfg(windows)]
+    if path.as_ref().has_root() && path.as_ref().parent().is_none() {
+        return Err(Refusal::Root);
     }
     // Without a trailing slash, a link is only a link; with one, what it leads to.
     let root = sys::stat_path(Path::new("/"), StatMask::ID, true);

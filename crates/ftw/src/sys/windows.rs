@@ -1006,6 +1006,7 @@ impl Dir {
                 }
                 Err(e)
                     if e.raw_os_error() == Some(wf::ERROR_DIR_NOT_EMPTY as i32)
+                        && POSIX_DELETE.load(Ordering::Relaxed) == 2
                         && tries < SHARING_RETRIES =>
                 {
                     // With the classic disposition, entries removed a moment ago stay

@@ -347,3 +347,15 @@ fn names_with_unpaired_surrogates_come_back_escaped_and_open_again() {
     dir.unlink_at(&listed[0]).unwrap();
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn every_drive_root_is_refused_as_a_root() {
+    use crate::remove::{Refusal, check_path};
+    for root in ["C:\\", "Z:\\", "Z:/", "\\\\?\\C:\\", "/", "\\"] {
+        assert_eq!(check_path(root), Err(Refusal::Root), "{root}");
+    }
+    for ok in ["Z:\\tmp", "C:\\windows\\temp\\ftw-none"] {
+        assert_eq!(check_path(ok), Ok(()), "{ok}");
+    }
+    assert_eq!(check_path("Z:\\tmp\\.."), Err(Refusal::Dot));
+}
