@@ -31,6 +31,17 @@
 //!   times, as is a directory whose children's classic (deferred) deletions are not
 //!   done yet.
 //!
+//! `GetFileAttributesExW` takes a path: the directory's path as it was reached (the
+//! root's final path, then each name joined), so an ancestor renamed while ftw works
+//! sends it elsewhere; where that path no longer leads to the entry the call fails and
+//! the handle way answers, relative to the directory actually open. Reading a link's
+//! target and setting the read-only attribute go by that path too.
+//!
+//! Under wine 8 (where the tests run): `OBJ_DONT_REPARSE` is taken; there is no
+//! `FileDispositionInfoEx` (the classic way is used after the first try); Unix
+//! symbolic links are shown as what they lead to, and `CreateSymbolicLinkW` says yes
+//! and makes nothing, so the link paths here are tested on reparse tags only.
+//!
 //! Names are UTF-16 on Windows and UTF-8 bytes in ftw (see [`super::os_to_bytes`]
 //! for the one escape: unpaired surrogates).
 
