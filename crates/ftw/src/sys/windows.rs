@@ -33,9 +33,11 @@
 //!
 //! `GetFileAttributesExW` takes a path: the directory's path as it was reached (the
 //! root's final path, then each name joined), so an ancestor renamed while ftw works
-//! sends it elsewhere; where that path no longer leads to the entry the call fails and
-//! the handle way answers, relative to the directory actually open. Reading a link's
-//! target and setting the read-only attribute go by that path too.
+//! sends it elsewhere: to nothing (the call fails, and the handle way answers, relative
+//! to the directory actually open), or to another entry of that name put in its place,
+//! whose attributes it then gives (a race the handle-based calls do not have: open,
+//! listing and removal never go by path). Reading a link's target and setting the
+//! read-only attribute go by that path too.
 //!
 //! Under wine 8 (where the tests run): `OBJ_DONT_REPARSE` is taken; there is no
 //! `FileDispositionInfoEx` (the classic way is used after the first try); Unix
