@@ -367,3 +367,28 @@ fn the_library_and_command_unit_tests_pass_under_wine() {
         "{stdout}"
     );
 }
+
+#[test]
+fn options_that_mean_nothing_on_windows_say_so_and_the_run_goes_on() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tree();
+    let root = z(&tmp.path().join("t/sizes"));
+    let out = wine_ftw(&["find", "-t", "p", "-t", "f", &root]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err,
+        "ftw: warning: -t p: Windows directories hold no sockets, pipes or devices: nothing matches\n"
+    );
+    // -t f still matches.
+    assert_eq!(
+        out.stdout.iter().filter(|&&b| b == b'\n').count(),
+        SIZES.len()
+    );
+    let out = wine_ftw(&["rm", "--chmod", &root]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--chmod: nothing to do on Windows"));
+    assert!(!tmp.path().join("t/sizes").exists());
+}
