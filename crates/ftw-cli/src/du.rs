@@ -8,7 +8,7 @@ use crate::size::Format;
 use crate::term::{ColorArg, Names};
 use clap::{ArgAction, ArgMatches, Args};
 use ftw::usage::{Totals, UsageOptions, UsageProgress, disk_usage};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -265,10 +265,7 @@ fn exclude_test(patterns: &[String]) -> Result<Option<globset::GlobSet>, String>
 }
 
 fn excluded(set: &globset::GlobSet, path: &[u8]) -> bool {
-    let matches = |p: &[u8]| {
-        use std::os::unix::ffi::OsStrExt;
-        set.is_match(OsStr::from_bytes(p))
-    };
+    let matches = |p: &[u8]| set.is_match(std::path::Path::new(&crate::os::os(p)));
     if matches(path) {
         return true;
     }
@@ -438,7 +435,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
             Err(e) if file.as_os_str() == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {}
             Err(e) => {
                 report(
-                    crate::term::os_bytes(file.as_os_str()),
+                    &crate::os::bytes(file.as_os_str()),
                     &ftw::walk::describe(&e),
                 );
                 status = 1;

@@ -7,7 +7,6 @@ use ftw::filter::Ignore;
 use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder};
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,7 +42,7 @@ impl Template {
         let (program, rest) = words
             .split_first()
             .ok_or_else(|| "a command is needed after -x/-X".to_string())?;
-        let args: Vec<Vec<Piece>> = rest.iter().map(|w| parse(w.as_bytes())).collect();
+        let args: Vec<Vec<Piece>> = rest.iter().map(|w| parse(&crate::os::bytes(w))).collect();
         let placeholders = args.iter().flatten().any(|p| !matches!(p, Piece::Text(_)));
         Ok(Template {
             program: program.clone(),
@@ -56,10 +55,10 @@ impl Template {
     fn one(&self, path: &[u8]) -> Command {
         let mut c = Command::new(&self.program);
         for arg in &self.args {
-            c.arg(OsString::from_vec(expand(arg, path)));
+            c.arg(crate::os::os_string(expand(arg, path)));
         }
         if !self.placeholders {
-            c.arg(OsString::from_vec(path.to_vec()));
+            c.arg(crate::os::os_string(path.to_vec()));
         }
         c
     }
@@ -215,7 +214,7 @@ impl Outcome {
     fn spawn_failed(&self, program: &OsString, e: &std::io::Error) {
         self.failed.store(true, Ordering::Relaxed);
         if !self.spawn_reported.swap(true, Ordering::Relaxed) {
-            report(program.as_bytes(), &ftw::walk::describe(e));
+            report(&crate::os::bytes(program), &ftw::walk::describe(e));
         }
     }
 
@@ -376,7 +375,7 @@ pub fn batch(
         c.args(
             t.batch_args(&paths[start..end])
                 .into_iter()
-                .map(OsString::from_vec),
+                .map(crate::os::os_string),
         );
         outcome.run_inherited(c, &t.program);
         start = end;

@@ -62,10 +62,9 @@ pub fn write(file: &Path, usage: &DiskUsage) -> io::Result<()> {
 
 /// The root's name as ncdu writes it: its absolute path.
 fn root_name(given: &[u8]) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = Path::new(std::ffi::OsStr::from_bytes(given));
-    match std::fs::canonicalize(path) {
-        Ok(p) => p.as_os_str().as_bytes().to_vec(),
+    let path = crate::os::os(given);
+    match std::fs::canonicalize(Path::new(&path)) {
+        Ok(p) => crate::os::bytes(p.as_os_str()).into_owned(),
         Err(_) => given.to_vec(),
     }
 }

@@ -560,7 +560,9 @@ const WRITER_RUNS: u8 = 1;
 /// The writer thread could not be started: the workers write.
 const WRITER_FAILED: u8 = 2;
 
+// A non-blocking pipe (rustix) watches the writer.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::io::Read;

@@ -118,6 +118,15 @@ impl Format {
         if !text.is_empty() {
             pieces.push(Piece::Text(text));
         }
+        #[cfg(windows)]
+        if pieces
+            .iter()
+            .any(|p| matches!(p, Piece::User(_) | Piece::Group(_)))
+        {
+            crate::os::not_on_windows(
+                "%u, %U, %g, %G: Windows files have no user and group ids: 0 is shown",
+            );
+        }
         Ok(Format::new(pieces, false))
     }
 

@@ -9,6 +9,7 @@ mod format;
 mod generate;
 mod hints;
 mod msg;
+mod os;
 mod output;
 mod progress;
 mod rm;

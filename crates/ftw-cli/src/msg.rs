@@ -51,11 +51,11 @@ pub fn warn(message: &str) {
 /// there also says how to match names.
 pub fn walk_error(err: &ftw::walk::Error, failed: &AtomicBool) {
     failed.store(true, Ordering::Relaxed);
-    let path = term::os_bytes(err.path().as_os_str());
+    let path = &crate::os::bytes(err.path().as_os_str());
     let mut reason = match err.loop_ancestor() {
         Some(a) => format!(
             "file system loop detected: it leads back to {}",
-            term::quote(term::os_bytes(a.as_os_str()))
+            term::quote(&crate::os::bytes(a.as_os_str()))
         ),
         None => err.reason(),
     };
@@ -75,5 +75,5 @@ pub fn walk_error(err: &ftw::walk::Error, failed: &AtomicBool) {
 
 /// Reports an error of the library's, its path escaped.
 pub fn error(err: &ftw::walk::Error) {
-    report(term::os_bytes(err.path().as_os_str()), &err.reason());
+    report(&crate::os::bytes(err.path().as_os_str()), &err.reason());
 }

@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
-use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 /// How long a record may wait in a buffer while more come slowly (a cold disk): the
@@ -114,10 +113,11 @@ impl Output {
         } else {
             128 << 10
         };
-        Ok(Output::new(
-            File::from(stdout.as_fd().try_clone_to_owned()?),
-            chunk,
-        ))
+        #[cfg(unix)]
+        let own = std::os::fd::AsFd::as_fd(&stdout).try_clone_to_owned()?;
+        #[cfg(windows)]
+        let own = std::os::windows::io::AsHandle::as_handle(&stdout).try_clone_to_owned()?;
+        Ok(Output::new(File::from(own), chunk))
     }
 
     /// Output to `out` in chunks of `chunk` bytes.
@@ -175,7 +175,9 @@ impl Output {
     }
 }
 
+// A non-blocking pipe (rustix) watches the writer.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::io::Read;

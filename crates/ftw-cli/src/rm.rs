@@ -170,6 +170,14 @@ impl CliReport {
 
 pub fn run(args: RmArgs) -> ExitCode {
     let _ = args.recursive;
+    #[cfg(windows)]
+    if args.chmod {
+        // Windows removes what is in a read-only directory, and ftw removes read-only
+        // files (FileDispositionInfoEx ignores the attribute, or it is cleared).
+        crate::os::not_on_windows(
+            "--chmod: nothing to do on Windows, where a read-only directory keeps none of its entries",
+        );
+    }
     if args.interactive || args.interactive_once || args.interactive_when.is_some() {
         report(
             b"rm",
@@ -193,7 +201,7 @@ pub fn run(args: RmArgs) -> ExitCode {
                     }
                     Refusal::Dot => "refusing to remove '.' or '..' (name the directory instead)",
                 };
-                report(crate::term::os_bytes(path), hint);
+                report(&crate::os::bytes(path), hint);
             }
         }
         if refused {

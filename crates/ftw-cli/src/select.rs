@@ -9,7 +9,6 @@ use ftw::filter::{
 };
 use ftw::walk::pool::PoolStats;
 use ftw::walk::{Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk};
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -172,6 +171,8 @@ impl FilterArgs {
         if !self.types.is_empty() {
             let mut types = Types::default();
             for t in &self.types {
+                #[cfg(windows)]
+                crate::os::note_type(t);
                 types.add(t)?;
             }
             filter = filter.types(types);
@@ -241,7 +242,7 @@ impl<V: ParallelVisitor> Visitor for WithIgnore<'_, V> {
         self.ignore.enter(d, parent, &mut |e| {
             IGNORE_FILE_FAILED.store(true, Ordering::Relaxed);
             crate::msg::report(
-                e.path.as_os_str().as_bytes(),
+                &crate::os::bytes(e.path.as_os_str()),
                 &format!("ignore file: {}", e.reason),
             )
         })

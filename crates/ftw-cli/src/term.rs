@@ -13,14 +13,7 @@ use clap::{Args, ValueEnum};
 use ftw::sys::{FileType, StatMask};
 use ftw::walk::Entry;
 use lscolors::{Indicator, LsColors};
-use std::ffi::OsStr;
 use std::io::IsTerminal;
-
-/// An OS string's bytes: the one place where the CLI turns paths into bytes.
-pub fn os_bytes(s: &OsStr) -> &[u8] {
-    use std::os::unix::ffi::OsStrExt;
-    s.as_bytes()
-}
 
 /// Whether `b` is shown as it is: printable ASCII other than the backslash. A name of
 /// such bytes alone (the common case) is copied without a second look.

@@ -4,6 +4,9 @@
 //! checked against a reference computed here (coreutils 9.2's rule: regular files and
 //! links only), since the du installed may be older. The export is read back by ncdu
 //! and gdu.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,5 +1,8 @@
 //! The Emacs front end (editors/emacs/ftw.el): its ERT tests, run with this build of ftw.
 //! Skipped, with a message, when Emacs is not installed.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 use std::path::Path;
 use std::process::Command;

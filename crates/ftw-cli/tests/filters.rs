@@ -1,6 +1,9 @@
 //! `ftw find`'s filters against GNU find with the equivalent predicates, on a tree whose
 //! sizes, times and modes the test sets; exclusions that never open what they exclude;
 //! usage errors.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,4 +1,7 @@
 //! `ftw find` against GNU find, on trees made to be awkward.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 mod common;
 

@@ -2,6 +2,9 @@
 //! ignore files using every kind of rule, the files listed are what
 //! `git ls-files --cached --others --exclude-standard` lists, serially and in parallel,
 //! from the top and from a subdirectory.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 mod common;
 

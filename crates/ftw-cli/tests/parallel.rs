@@ -1,5 +1,8 @@
 //! The parallel walk under stress: a tree changing while it is walked, a reader that
 //! does not keep up, early exits.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,4 +1,7 @@
 //! Random trees (proptest), listed by `ftw find` and GNU find: the same sets of paths.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,6 +1,9 @@
 //! `ftw rm` as a user runs it: every kind of entry and odd names, links never followed,
 //! the refusals, rm's spellings, deep chains under a small descriptor limit, a huge
 //! directory, a mount point with --one-file-system, a read-only tree with --chmod.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 mod common;
 

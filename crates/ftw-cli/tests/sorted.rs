@@ -1,5 +1,8 @@
 //! The sorted walk and its read-ahead at the limits: chains deep enough that memory
 //! growing faster than the depth would show, a stack of 256 KiB, and no thread to spare.
+// Unix only: these tests build trees with Unix calls and compare with GNU tools;
+// tests/windows.rs runs the Windows build under wine.
+#![cfg(unix)]
 
 mod common;
 

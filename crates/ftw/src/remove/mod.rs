@@ -309,15 +309,21 @@ pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
     if trimmed.is_empty() && !bytes.is_empty() {
         return Err(Refusal::Root);
     }
-    let last = trimmed.rsplit(|&b| b == b'/').next().unwrap_or(b"");
+    let last = trimmed.rsplit(|&b| is_sep(b)).next().unwrap_or(b"");
     if last == b"." || last == b".." {
         return Err(Refusal::Dot);
     }
+    // On Windows every drive (`D:\`) and share (`\\server\share\`) has a root, and
+    // `/` is only the current drive's.
+    #[cfg(windows)]
+    if path.as_ref().has_root() && path.as_ref().parent().is_none() {
+        return Err(Refusal::Root);
+    }
     // Without a trailing slash, a link is only a link; with one, what it leads to.
-    let root = sys::stat_path(Path::new("/"), StatMask::TYPE, true);
+    let root = sys::stat_path(Path::new("/"), StatMask::ID, true);
     let this = match trimmed.len() < bytes.len() {
-        true => sys::stat_path(path.as_ref(), StatMask::TYPE, true),
-        false => sys::stat_path(path.as_ref(), StatMask::TYPE, false),
+        true => sys::stat_path(path.as_ref(), StatMask::ID, true),
+        false => sys::stat_path(path.as_ref(), StatMask::ID, false),
     };
     match (root, this) {
         (Ok(r), Ok(t)) if t.file_type() == FileType::Dir && (r.dev, r.ino) == (t.dev, t.ino) => {
@@ -329,8 +335,13 @@ pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
 
 /// `path` without its trailing slashes (`/` alone becomes empty).
 fn trim_slashes(path: &[u8]) -> &[u8] {
-    let end = path.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
+    let end = path.iter().rposition(|&b| !is_sep(b)).map_or(0, |i| i + 1);
     &path[..end]
+}
+
+/// Whether `b` separates path components: `/`, and on Windows `\` too.
+fn is_sep(b: u8) -> bool {
+    b == b'/' || (cfg!(windows) && b == b'\\')
 }
 
 /// Removes `path` and, if it is a directory, everything below it. A symbolic link is
@@ -502,7 +513,7 @@ fn root_dev(shared: &Shared<'_>, dir: &Dir) -> u64 {
     if !shared.opts.one_file_system {
         return 0;
     }
-    dir.stat(StatMask::TYPE).map_or(0, |m| m.dev)
+    dir.stat(StatMask::ID).map_or(0, |m| m.dev)
 }
 
 /// Removes one path given by the caller.
@@ -525,8 +536,11 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
     }
     let trimmed = trim_slashes(&given);
     let slash = trimmed.len() < given.len();
-    let (parent, name): (&[u8], &[u8]) = match trimmed.iter().rposition(|&b| b == b'/') {
+    let (parent, name): (&[u8], &[u8]) = match trimmed.iter().rposition(|&b| is_sep(b)) {
         Some(0) => (b"/", &trimmed[1..]),
+        // A drive's root (`C:\`) keeps its separator: `C:` is the drive's current
+        // directory.
+        Some(i) if cfg!(windows) && trimmed[i - 1] == b':' => (&trimmed[..=i], &trimmed[i + 1..]),
         Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
         None => (b".", trimmed),
     };
@@ -587,8 +601,8 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
     };
     if opts.preserve_root {
         // Checked again on the handle: the path may have changed since.
-        let root = sys::stat_path(Path::new("/"), StatMask::TYPE, true);
-        if let (Ok(r), Ok(d)) = (root, dir.stat(StatMask::TYPE)) {
+        let root = sys::stat_path(Path::new("/"), StatMask::ID, true);
+        if let (Ok(r), Ok(d)) = (root, dir.stat(StatMask::ID)) {
             if (r.dev, r.ino) == (d.dev, d.ino) {
                 return err(io::Error::new(
                     ErrorKind::InvalidInput,
@@ -810,7 +824,7 @@ impl Visitor for Remover<'_, '_> {
         let opts = self.shared.opts;
         if e.is_dir() {
             if opts.one_file_system {
-                match d.stat_at(name, StatMask::TYPE, false) {
+                match d.stat_at(name, StatMask::ID, false) {
                     Ok(m) if m.dev != self.root_dev && m.file_type() == FileType::Dir => {
                         let err = io::Error::other("on another file system: not removed");
                         self.fail(dir, Error::io(e.path(), e.depth(), err));
@@ -907,5 +921,7 @@ fn read_only(err: io::Error, dir: &[u8]) -> io::Error {
     )
 }
 
-#[cfg(test)]
+// These tests build trees with Unix calls (symlink, modes, fifos, rustix); the
+// Windows backend has its own in sys/windows_tests.rs.
+#[cfg(all(test, unix))]
 mod tests;

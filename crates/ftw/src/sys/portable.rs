@@ -36,28 +36,22 @@ impl Default for DirBuf {
     }
 }
 
-fn name_path(name: &CStr) -> &Path {
+fn name_path(name: &CStr) -> std::borrow::Cow<'_, Path> {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
-        Path::new(OsStr::from_bytes(name.to_bytes()))
+        std::borrow::Cow::Borrowed(Path::new(OsStr::from_bytes(name.to_bytes())))
     }
     #[cfg(not(unix))]
     {
-        Path::new(name.to_str().unwrap_or("\u{fffd}"))
+        std::borrow::Cow::Owned(std::path::PathBuf::from(super::bytes_to_os(
+            name.to_bytes(),
+        )))
     }
 }
 
 fn os_bytes(name: &OsStr) -> Vec<u8> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        name.as_bytes().to_vec()
-    }
-    #[cfg(not(unix))]
-    {
-        name.to_string_lossy().into_owned().into_bytes()
-    }
+    super::os_to_bytes(name)
 }
 
 fn type_of(t: fs::FileType) -> FileType {
@@ -249,7 +243,7 @@ impl Dir {
     /// The target of the symbolic link `name` of this directory, as bytes.
     pub fn read_link_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         let target = fs::read_link(self.path.join(name_path(name)))?;
-        Ok(target.into_os_string().into_encoded_bytes())
+        Ok(super::os_to_bytes(target.as_os_str()))
     }
 
     /// Sets this directory's permission bits (on Unix; elsewhere, `mode` without owner

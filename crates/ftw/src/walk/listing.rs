@@ -274,7 +274,7 @@ fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool, dir_ids: 
     // Following links, a directory may be one being walked already (reached again
     // through a link higher up): its identity is needed before it is reported.
     if dir_ids && file_type == FileType::Dir {
-        return match dir.stat_at(list.c_name(item), StatMask::TYPE, false) {
+        return match dir.stat_at(list.c_name(item), StatMask::TYPE | StatMask::ID, false) {
             Ok(m) => Resolved::Entry {
                 file_type: m.file_type(),
                 followed_link: false,
@@ -291,7 +291,7 @@ fn resolve(dir: &Dir, list: &Listing, item: &Item, follow_links: bool, dir_ids: 
         };
     }
     if file_type == FileType::Symlink && follow_links {
-        return match dir.stat_at(list.c_name(item), StatMask::TYPE, true) {
+        return match dir.stat_at(list.c_name(item), StatMask::TYPE | StatMask::ID, true) {
             Ok(m) => Resolved::Entry {
                 file_type: m.file_type(),
                 followed_link: true,

@@ -604,7 +604,7 @@ pub(crate) fn join(parent: &[u8], name: &[u8]) -> PathBuf {
     bytes_to_path(v)
 }
 
-/// Path bytes as a `PathBuf`, exactly (lossily off Unix).
+/// Path bytes as a `PathBuf`, exactly (see [`crate::sys::bytes_to_os`]).
 pub(crate) fn bytes_to_path(v: Vec<u8>) -> PathBuf {
     #[cfg(unix)]
     {
@@ -613,24 +613,18 @@ pub(crate) fn bytes_to_path(v: Vec<u8>) -> PathBuf {
     }
     #[cfg(not(unix))]
     {
-        PathBuf::from(String::from_utf8_lossy(&v).into_owned())
+        PathBuf::from(crate::sys::bytes_to_os(&v))
     }
 }
 
-/// A path's bytes, exactly (lossily off Unix).
+/// A path's bytes, exactly (see [`crate::sys::os_to_bytes`]).
 pub(crate) fn path_to_bytes(p: &Path) -> Vec<u8> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        p.as_os_str().as_bytes().to_vec()
-    }
-    #[cfg(not(unix))]
-    {
-        p.to_string_lossy().into_owned().into_bytes()
-    }
+    crate::sys::os_to_bytes(p.as_os_str())
 }
 
-#[cfg(test)]
+// These tests build trees with Unix calls (symlink, modes, fifos, rustix); the
+// Windows backend has its own in sys/windows_tests.rs.
+#[cfg(all(test, unix))]
 mod event_tests;
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

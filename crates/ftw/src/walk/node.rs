@@ -54,7 +54,7 @@ pub(crate) fn start_root(root: &Path, dir: Option<Dir>, opts: &Options) -> RootS
 
 /// The identity of an open directory.
 pub(crate) fn identify(dir: &Dir) -> io::Result<Id> {
-    let m = dir.stat(StatMask::TYPE)?;
+    let m = dir.stat(StatMask::ID)?;
     Ok((m.dev, m.ino))
 }
 

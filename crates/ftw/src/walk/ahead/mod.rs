@@ -466,7 +466,7 @@ impl ReadAhead {
 
     /// Reads finished and never taken nor forgotten, and the entries counted as held
     /// (tests: both are 0 once a walk is complete).
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub(crate) fn left_over(&self) -> (usize, usize) {
         let st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         let done = st

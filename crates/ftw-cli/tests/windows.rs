@@ -1,0 +1,394 @@
+//! The Windows build, run under wine, against the Linux build on the same trees (seen
+//! by wine through its `Z:` drive): the listings are equal, `ftw rm` leaves nothing,
+//! `ftw du -s` adds the sizes; and the library's and the command's unit tests pass
+//! under wine (the Windows backend's own tests: calls counted per directory and per
+//! entry, both ways of stat, both dispositions).
+//!
+//! Needs the `x86_64-pc-windows-gnu` target (`rustup target add`), MinGW's linker
+//! (`x86_64-w64-mingw32-gcc`, Debian's `gcc-mingw-w64-x86-64`) and wine (8 or later);
+//! `.ci/run` installs them. Without them each test says why and passes, unless
+//! `FTW_REQUIRE_WINE=1` (which `.ci/run` sets once it has them) makes that a failure.
+//! The Windows binaries are built in a target directory of their own (the outer
+//! `cargo test` holds the lock on its own).
+//!
+//! What cannot be compared: symbolic links (wine 8 shows a Unix link as what it
+//! leads to, and hides a dangling one; the backend's link handling is tested on the
+//! reparse tags in the library's tests), names that are not UTF-8 or that hold a
+//! character Windows forbids (`\ : * ? " < > |`), and names that differ only by case.
+
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const TARGET: &str = "x86_64-pc-windows-gnu";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn windows_target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("windows")
+}
+
+fn runner() -> PathBuf {
+    workspace().join(".ci/windows/runner.sh")
+}
+
+/// Why the Windows build cannot be run here, if it cannot.
+fn missing() -> Option<String> {
+    let ok = |cmd: &str, args: &[&str]| {
+        Command::new(cmd)
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if !sysroot.is_some_and(|s| s.join("lib/rustlib").join(TARGET).is_dir()) {
+        return Some(format!("no {TARGET} target (rustup target add {TARGET})"));
+    }
+    if !ok("x86_64-w64-mingw32-gcc", &["--version"]) {
+        return Some("no x86_64-w64-mingw32-gcc (apt-get install gcc-mingw-w64-x86-64)".into());
+    }
+    if !Path::new("/usr/lib/wine/wine64").exists() && !ok("wine", &["--version"]) {
+        return Some("no wine (apt-get install wine)".into());
+    }
+    None
+}
+
+/// Whether the test can go on; if not, says why (or fails, with FTW_REQUIRE_WINE=1).
+fn can_run() -> bool {
+    match missing() {
+        None => true,
+        Some(why) if std::env::var_os("FTW_REQUIRE_WINE").is_some_and(|v| v == "1") => {
+            panic!("FTW_REQUIRE_WINE=1 but {why}")
+        }
+        Some(why) => {
+            eprintln!("skipped: the Windows build cannot run here: {why}");
+            false
+        }
+    }
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    c.current_dir(workspace())
+        .env("CARGO_TARGET_DIR", windows_target_dir())
+        .env(
+            format!(
+                "CARGO_TARGET_{}_RUNNER",
+                TARGET.to_uppercase().replace('-', "_")
+            ),
+            runner(),
+        );
+    c
+}
+
+/// `ftw.exe`, built once for all the tests of this file.
+fn ftw_exe() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let out = cargo()
+            .args(["build", "--target", TARGET, "-p", "ftw-cli", "--bin", "ftw"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "building ftw.exe failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        windows_target_dir().join(TARGET).join("debug/ftw.exe")
+    })
+}
+
+/// Runs `ftw.exe ARGS` under wine.
+fn wine_ftw(args: &[&str]) -> Output {
+    Command::new(runner())
+        .arg(ftw_exe())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn linux_ftw(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ftw"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A Linux path as wine sees it: `Z:\tmp\x`.
+fn z(p: &Path) -> String {
+    format!("Z:{}", p.to_str().unwrap().replace('/', "\\"))
+}
+
+/// The NUL-separated paths of `out`, each less `prefix` and with `\` as `/`.
+fn relative(out: &Output, prefix: &str) -> Vec<String> {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone())
+        .expect("UTF-8 output")
+        .split_terminator('\0')
+        .map(|p| {
+            let rel = p
+                .strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("{p} not below {prefix}"));
+            rel.replace('\\', "/")
+        })
+        .collect()
+}
+
+const SIZES: [usize; 7] = [0, 1, 100, 511, 4096, 12_345, 100_000];
+
+/// The compared tree: non-ASCII names, hidden files and directories (a leading dot:
+/// wine gives them the hidden attribute), a chain of 300 directories whose path passes
+/// 1,000 characters, files of known sizes, a directory of 1,500 entries (several
+/// batches), empty directories.
+fn make_tree(root: &Path) {
+    let dirs = [
+        "Grüße",
+        "日本語/サブ",
+        "emoji 😀/x",
+        ".hidden-dir/inner",
+        "space name",
+        "empty",
+        "many",
+        "sizes",
+    ];
+    for d in dirs {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    for f in [
+        "Grüße/straße.txt",
+        "日本語/ファイル",
+        "日本語/サブ/深い",
+        "emoji 😀/x/🦀.rs",
+        ".hidden",
+        ".hidden-dir/inner/.also",
+        "space name/a b c",
+        "plain",
+        "ñandú.md",
+    ] {
+        std::fs::write(root.join(f), f.as_bytes()).unwrap();
+    }
+    for i in 0..1500 {
+        std::fs::write(root.join(format!("many/entry-{i:04}")), b"").unwrap();
+    }
+    for (i, s) in SIZES.iter().enumerate() {
+        std::fs::write(root.join(format!("sizes/s{i}")), vec![b'x'; *s]).unwrap();
+    }
+    let mut p = root.join("chain");
+    for i in 0..300 {
+        p.push(format!("d{i:03}"));
+    }
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(p.join("bottom"), b"deep").unwrap();
+}
+
+fn tree() -> tempfile::TempDir {
+    let tmp = tempfile::Builder::new()
+        .prefix("ftw-win")
+        .tempdir()
+        .unwrap();
+    make_tree(&tmp.path().join("t"));
+    tmp
+}
+
+#[test]
+fn the_windows_build_lists_a_tree_as_the_linux_build_does() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tree();
+    let root = tmp.path().join("t");
+    let lin = root.to_str().unwrap().to_string();
+    let win = z(&root);
+    let longest = relative(&linux_ftw(&["find", "-0", &lin]), &lin)
+        .into_iter()
+        .map(|p| p.len())
+        .max()
+        .unwrap();
+    assert!(longest > 1000, "the chain's path: {longest} characters");
+    // (args, whether the lines are paths below the root)
+    let cases: [(&[&str], bool); 5] = [
+        (&["find", "--sort", "-0"], true),
+        (&["find", "--sort", "-0", "-t", "d"], true),
+        // Each file's size, depth and name, in the sorted walk's order.
+        (
+            &["find", "--sort", "-t", "f", "--format", "%s %d %f\\0"],
+            false,
+        ),
+        (
+            &["find", "--sort", "-0", "-d", "2", "-n", "[^\\x00-\\x7f]"],
+            true,
+        ),
+        // The parallel walk: the same set.
+        (&["find", "-0", "-j", "4"], true),
+    ];
+    for (args, paths) in cases {
+        let l = linux_ftw(&[args, &[lin.as_str()]].concat());
+        let w = wine_ftw(&[args, &[win.as_str()]].concat());
+        let prefix = |root: &str| {
+            if paths {
+                format!("{root}/")
+            } else {
+                String::new()
+            }
+        };
+        let mut lines_l = relative(&l, &prefix(&lin));
+        let mut lines_w = relative(&w, &prefix(&win));
+        if !args.contains(&"--sort") {
+            lines_l.sort();
+            lines_w.sort();
+        }
+        assert!(lines_l.len() > 2, "ftw {args:?}: {lines_l:?}");
+        assert_eq!(lines_w, lines_l, "ftw {args:?}");
+        assert!(
+            w.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&w.stderr)
+        );
+    }
+}
+
+/// Copies the tree at `from` to `to` (directories and files).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_windows_build_removes_a_copy_of_the_tree_entirely() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tree();
+    let copy = tmp.path().join("copy");
+    copy_tree(&tmp.path().join("t"), &copy);
+    let entries = relative(
+        &linux_ftw(&["find", "-0", copy.to_str().unwrap()]),
+        &format!("{}/", copy.display()),
+    )
+    .len();
+    let out = wine_ftw(&["rm", "-v", &z(&copy)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!copy.exists(), "the copy is gone");
+    // Every entry and the copy itself, each once.
+    assert_eq!(
+        out.stdout
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count(),
+        entries + 1
+    );
+    assert!(tmp.path().join("t/chain").is_dir(), "the original stays");
+}
+
+#[test]
+fn the_windows_build_adds_the_sizes_of_the_files() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tree();
+    let sizes = tmp.path().join("t/sizes");
+    let out = wine_ftw(&["du", "-s", "-b", &z(&sizes)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sum: usize = SIZES.iter().sum();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{sum}\t{}\n", z(&sizes))
+    );
+    // The whole tree: what the Linux build says, in bytes (apparent sizes: files only).
+    let all = |out: Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split('\t')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let root = tmp.path().join("t");
+    assert_eq!(
+        all(wine_ftw(&["du", "-s", "-b", &z(&root)])),
+        all(linux_ftw(&["du", "-s", "-b", root.to_str().unwrap()]))
+    );
+}
+
+#[test]
+fn the_library_and_command_unit_tests_pass_under_wine() {
+    if !can_run() {
+        return;
+    }
+    let out = cargo()
+        .args([
+            "test", "--target", TARGET, "-p", "ftw", "-p", "ftw-cli", "--lib", "--bins",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The Windows backend's own tests ran (not filtered out, not compiled away).
+    assert!(
+        stdout.contains("sys::windows_tests::listing_costs"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn options_that_mean_nothing_on_windows_say_so_and_the_run_goes_on() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tree();
+    let root = z(&tmp.path().join("t/sizes"));
+    let out = wine_ftw(&["find", "-t", "p", "-t", "f", &root]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err,
+        "ftw: warning: -t p: Windows directories hold no sockets, pipes or devices: nothing matches\n"
+    );
+    // -t f still matches.
+    assert_eq!(
+        out.stdout.iter().filter(|&&b| b == b'\n').count(),
+        SIZES.len()
+    );
+    let out = wine_ftw(&["rm", "--chmod", &root]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--chmod: nothing to do on Windows"));
+    assert!(!tmp.path().join("t/sizes").exists());
+}

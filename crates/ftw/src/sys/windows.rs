@@ -1,0 +1,1136 @@
+//! Windows: directory handles opened relative to their parent with `NtCreateFile`,
+//! read in batches with `GetFileInformationByHandleEx`, removed with POSIX-semantics
+//! dispositions; `windows-sys` bindings. The crate's only `unsafe` code outside
+//! `linux.rs` (which has none: rustix is safe) is here, each block with its SAFETY.
+//!
+//! Calls, by design (counted through [`seam`] in the tests):
+//! - opening a subdirectory: one `NtCreateFile` relative to the parent's handle, with
+//!   `OBJ_DONT_REPARSE` so that a link or junction fails to open instead of being
+//!   followed. Where the system refuses that flag (before Windows 10 1607; wine 8),
+//!   `FILE_OPEN_REPARSE_POINT` opens the entry itself and one
+//!   `GetFileInformationByHandleEx(FileAttributeTagInfo)` tells whether it is a link
+//!   (which is then closed and refused);
+//! - listing: `GetFileInformationByHandleEx(FileIdBothDirectoryRestartInfo)` into the
+//!   reused [`DirBuf`] (64 KiB: several hundred entries a call), then
+//!   `FileIdBothDirectoryInfo` until `ERROR_NO_MORE_FILES`: one or two calls for most
+//!   directories, none per entry. Each record carries attributes, reparse tag (in
+//!   `EaSize` when the reparse attribute is set), sizes, times and the file id;
+//! - `stat_at`: `GetFileAttributesExW` on the directory's path and the name, where that
+//!   answers (type, size, time, read-only bit; not a link, whose reparse tag it does
+//!   not give, and not the file id, link count or allocation); otherwise, or when it
+//!   fails (a sharing violation, a locked system file, access denied), the handle way:
+//!   `NtCreateFile` relative to the directory's handle (`FILE_READ_ATTRIBUTES` only),
+//!   `GetFileInformationByHandle`, and the tag or the allocation when asked. Both ways
+//!   give equal [`Metadata`]: the fields not asked for are zero either way;
+//! - removal: `NtCreateFile(DELETE)` relative to the directory with
+//!   `FILE_OPEN_REPARSE_POINT` (a link or junction is removed, never followed) and
+//!   `SetFileInformationByHandle(FileDispositionInfoEx)` with `DELETE |
+//!   POSIX_SEMANTICS | IGNORE_READONLY_ATTRIBUTE`; where that class is missing (FAT,
+//!   Windows before 10 1709, wine 8) the classic `FileDispositionInfo`, clearing a
+//!   read-only attribute first. A sharing violation is retried a bounded number of
+//!   times, as is a directory whose children's classic (deferred) deletions are not
+//!   done yet.
+//!
+//! `GetFileAttributesExW` takes a path: the directory's path as it was reached (the
+//! root's final path, then each name joined), so an ancestor renamed while ftw works
+//! sends it elsewhere: to nothing (the call fails, and the handle way answers, relative
+//! to the directory actually open), or to another entry of that name put in its place,
+//! whose attributes it then gives (a race the handle-based calls do not have: open,
+//! listing and removal never go by path). Reading a link's target and setting the
+//! read-only attribute go by that path too.
+//!
+//! Under wine 8 (where the tests run): `OBJ_DONT_REPARSE` is taken; there is no
+//! `FileDispositionInfoEx` (the classic way is used after the first try); Unix
+//! symbolic links are shown as what they lead to, and `CreateSymbolicLinkW` says yes
+//! and makes nothing, so the link paths here are tested on reparse tags only.
+//!
+//! Names are UTF-16 on Windows and UTF-8 bytes in ftw (see [`super::os_to_bytes`]
+//! for the one escape: unpaired surrogates).
+
+use super::names::{push_utf8, wide};
+use super::{FileType, Metadata, RawEntry, StatMask, is_dot, os_to_bytes};
+use std::ffi::{CStr, OsString};
+use std::io;
+use std::os::windows::ffi::{OsStrExt, OsStringExt};
+use std::os::windows::fs::OpenOptionsExt;
+use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
+use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use windows_sys::Wdk::Foundation::OBJECT_ATTRIBUTES;
+use windows_sys::Wdk::Storage::FileSystem::{
+    FILE_DIRECTORY_FILE, FILE_NON_DIRECTORY_FILE, FILE_OPEN, FILE_OPEN_FOR_BACKUP_INTENT,
+    FILE_OPEN_REPARSE_POINT, FILE_SYNCHRONOUS_IO_NONALERT, NtCreateFile,
+};
+use windows_sys::Win32::Foundation::{
+    self as wf, GetLastError, HANDLE, NTSTATUS, OBJ_CASE_INSENSITIVE, OBJ_DONT_REPARSE,
+    RtlNtStatusToDosError, UNICODE_STRING,
+};
+use windows_sys::Win32::Storage::FileSystem as fs;
+use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
+use windows_sys::Win32::System::SystemServices::{
+    IO_REPARSE_TAG_MOUNT_POINT, IO_REPARSE_TAG_SYMLINK,
+};
+
+/// The fault seam and call counters of the crate's tests: per thread, so that a test
+/// counts only its own calls.
+#[cfg(test)]
+pub(crate) mod seam {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// When set, `stat_at` and `stat_path` skip `GetFileAttributesExW` and take the
+        /// handle-based way, as when that call fails.
+        pub(crate) static FORCE_HANDLE_STAT: Cell<bool> = const { Cell::new(false) };
+        /// When set, the POSIX disposition is skipped for the classic one.
+        pub(crate) static FORCE_CLASSIC_DELETE: Cell<bool> = const { Cell::new(false) };
+        static COUNTS: Cell<Counts> = const { Cell::new(Counts::ZERO) };
+    }
+
+    /// Calls made by this thread, by kind.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct Counts {
+        /// `NtCreateFile` / `CreateFileW` opens of a directory.
+        pub(crate) dir_opens: u64,
+        /// `GetFileInformationByHandleEx` directory batch reads.
+        pub(crate) batch_reads: u64,
+        /// `GetFileAttributesExW` calls.
+        pub(crate) attr_calls: u64,
+        /// Opens of an entry for its metadata (the handle way of `stat_at`).
+        pub(crate) stat_opens: u64,
+        /// Queries on a handle (`GetFileInformationByHandle(Ex)` for metadata or a tag).
+        pub(crate) handle_queries: u64,
+        /// Opens for deletion.
+        pub(crate) delete_opens: u64,
+        /// `SetFileInformationByHandle` disposition calls.
+        pub(crate) dispositions: u64,
+    }
+
+    impl Counts {
+        const ZERO: Counts = Counts {
+            dir_opens: 0,
+            batch_reads: 0,
+            attr_calls: 0,
+            stat_opens: 0,
+            handle_queries: 0,
+            delete_opens: 0,
+            dispositions: 0,
+        };
+    }
+
+    pub(crate) fn bump(f: impl FnOnce(&mut Counts)) {
+        COUNTS.with(|c| {
+            let mut v = c.get();
+            f(&mut v);
+            c.set(v);
+        });
+    }
+
+    /// This thread's counts so far, reset to zero.
+    pub(crate) fn take() -> Counts {
+        COUNTS.with(|c| c.replace(Counts::ZERO))
+    }
+
+    pub(crate) fn force_handle_stat() -> bool {
+        FORCE_HANDLE_STAT.with(Cell::get)
+    }
+
+    pub(crate) fn force_classic_delete() -> bool {
+        FORCE_CLASSIC_DELETE.with(Cell::get)
+    }
+}
+
+macro_rules! count {
+    ($field:ident) => {
+        #[cfg(test)]
+        seam::bump(|c| c.$field += 1);
+    };
+}
+
+/// An open directory: a handle with list, traverse and read-attribute access, and the
+/// directory's path as it was reached (`\\?\` form), which only the path-based calls
+/// (`GetFileAttributesExW`, reading a link's target, permissions) use.
+#[derive(Debug)]
+pub struct Dir {
+    handle: OwnedHandle,
+    path: Vec<u16>,
+}
+
+/// A reusable buffer for [`Dir::read_entries`]: the records of one batch (8-byte
+/// aligned, as the system wants them) and the current name in UTF-8.
+pub struct DirBuf {
+    buf: Vec<u64>,
+    name: Vec<u8>,
+}
+
+impl DirBuf {
+    /// A buffer of [`super::DEFAULT_DIR_BUF`] bytes.
+    pub fn new() -> DirBuf {
+        DirBuf::with_capacity(super::DEFAULT_DIR_BUF)
+    }
+
+    /// A buffer of `size` bytes (at least 1 KiB, so that any entry fits; at most what a
+    /// `u32` length says).
+    pub fn with_capacity(size: usize) -> DirBuf {
+        let size = size.clamp(1024, 1 << 30);
+        DirBuf {
+            buf: vec![0; size.div_ceil(8)],
+            name: Vec::with_capacity(256),
+        }
+    }
+}
+
+impl Default for DirBuf {
+    fn default() -> Self {
+        DirBuf::new()
+    }
+}
+
+const SHARE_ALL: u32 = fs::FILE_SHARE_READ | fs::FILE_SHARE_WRITE | fs::FILE_SHARE_DELETE;
+const DIR_ACCESS: u32 =
+    fs::FILE_LIST_DIRECTORY | fs::FILE_TRAVERSE | fs::FILE_READ_ATTRIBUTES | fs::SYNCHRONIZE;
+const ERROR_DIRECTORY: i32 = 267;
+
+fn last_error() -> io::Error {
+    io::Error::last_os_error()
+}
+
+fn nt_error(status: NTSTATUS) -> io::Error {
+    // SAFETY: a pure function of its argument.
+    let code = unsafe { RtlNtStatusToDosError(status) };
+    io::Error::from_raw_os_error(code as i32)
+}
+
+pub(super) fn invalid_name() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a valid name")
+}
+
+fn not_a_dir() -> io::Error {
+    io::Error::from_raw_os_error(ERROR_DIRECTORY)
+}
+
+/// Whether the system took `OBJ_DONT_REPARSE`: 0 not known yet, 1 yes, 2 no.
+static DONT_REPARSE: AtomicU8 = AtomicU8::new(0);
+
+/// `NtCreateFile` of `name` relative to `root`: one component (or a relative path with
+/// `\`) in UTF-16.
+fn nt_open(
+    root: BorrowedHandle<'_>,
+    name: &[u16],
+    access: u32,
+    options: u32,
+    dont_reparse: bool,
+) -> Result<OwnedHandle, NTSTATUS> {
+    let bytes = u16::try_from(name.len() * 2).map_err(|_| wf::STATUS_NAME_TOO_LONG)?;
+    let us = UNICODE_STRING {
+        Length: bytes,
+        MaximumLength: bytes,
+        Buffer: name.as_ptr().cast_mut(),
+    };
+    let attrs = OBJECT_ATTRIBUTES {
+        Length: size_of::<OBJECT_ATTRIBUTES>() as u32,
+        RootDirectory: root.as_raw_handle(),
+        ObjectName: &us,
+        Attributes: OBJ_CASE_INSENSITIVE | if dont_reparse { OBJ_DONT_REPARSE } else { 0 },
+        SecurityDescriptor: std::ptr::null(),
+        SecurityQualityOfService: std::ptr::null(),
+    };
+    let mut handle: HANDLE = std::ptr::null_mut();
+    let mut iosb = IO_STATUS_BLOCK::default();
+    // SAFETY: every pointer is to a live local for the duration of the call (`us`
+    // points into `name`, borrowed for the call); `root` is an open handle borrowed
+    // for the call; no EA buffer.
+    let status = unsafe {
+        NtCreateFile(
+            &mut handle,
+            access,
+            &attrs,
+            &mut iosb,
+            std::ptr::null(),
+            0,
+            SHARE_ALL,
+            FILE_OPEN,
+            options | FILE_SYNCHRONOUS_IO_NONALERT | FILE_OPEN_FOR_BACKUP_INTENT,
+            std::ptr::null(),
+            0,
+        )
+    };
+    if status < 0 {
+        return Err(status);
+    }
+    // SAFETY: NtCreateFile succeeded: `handle` is a new handle that nothing else owns.
+    Ok(unsafe { OwnedHandle::from_raw_handle(handle) })
+}
+
+/// Opens `name` relative to `root` without following a link or junction at its last
+/// component (links on the way cannot occur: `name` is one component). `Ok(None)` when
+/// `name` is such a link. With `OBJ_DONT_REPARSE` this is one call; where the system
+/// lacks that flag, the link itself is opened (`FILE_OPEN_REPARSE_POINT`) and its tag
+/// asked.
+fn open_no_link(
+    root: BorrowedHandle<'_>,
+    name: &[u16],
+    access: u32,
+    options: u32,
+) -> io::Result<Option<OwnedHandle>> {
+    if DONT_REPARSE.load(Ordering::Relaxed) != 2 {
+        match nt_open(root, name, access, options, true) {
+            Ok(h) => {
+                DONT_REPARSE.store(1, Ordering::Relaxed);
+                return Ok(Some(h));
+            }
+            Err(wf::STATUS_REPARSE_POINT_ENCOUNTERED) => return Ok(None),
+            Err(wf::STATUS_INVALID_PARAMETER) if DONT_REPARSE.load(Ordering::Relaxed) == 0 => {
+                DONT_REPARSE.store(2, Ordering::Relaxed);
+            }
+            Err(s) => return Err(nt_error(s)),
+        }
+    }
+    let h =
+        nt_open(root, name, access, options | FILE_OPEN_REPARSE_POINT, false).map_err(nt_error)?;
+    let (attrs, tag) = attribute_tag(h.as_handle())?;
+    Ok((!is_link(attrs, tag)).then_some(h))
+}
+
+/// The attributes and reparse tag of an open handle (`FileAttributeTagInfo`).
+fn attribute_tag(h: BorrowedHandle<'_>) -> io::Result<(u32, u32)> {
+    count!(handle_queries);
+    let mut info = fs::FILE_ATTRIBUTE_TAG_INFO::default();
+    // SAFETY: `info` is a live, writable FILE_ATTRIBUTE_TAG_INFO of the size given;
+    // `h` is open.
+    let ok = unsafe {
+        fs::GetFileInformationByHandleEx(
+            h.as_raw_handle(),
+            fs::FileAttributeTagInfo,
+            (&raw mut info).cast(),
+            size_of::<fs::FILE_ATTRIBUTE_TAG_INFO>() as u32,
+        )
+    };
+    if ok == 0 {
+        return Err(last_error());
+    }
+    Ok((info.FileAttributes, info.ReparseTag))
+}
+
+/// Whether attributes and a reparse tag are those of a link: a symbolic link or a
+/// junction (mount point). Other reparse points (deduplicated, cloud and WSL files)
+/// are the files or directories they stand for.
+fn is_link(attrs: u32, tag: u32) -> bool {
+    attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0
+        && (tag == IO_REPARSE_TAG_SYMLINK || tag == IO_REPARSE_TAG_MOUNT_POINT)
+}
+
+pub(super) fn type_of(attrs: u32, tag: u32) -> FileType {
+    if is_link(attrs, tag) {
+        FileType::Symlink
+    } else if attrs & fs::FILE_ATTRIBUTE_DIRECTORY != 0 {
+        FileType::Dir
+    } else {
+        FileType::File
+    }
+}
+
+/// The permission bits ftw shows for Windows attributes: owner write unless read-only,
+/// as `ls` on Cygwin would; a link is `0o777`.
+fn mode_of(t: FileType, attrs: u32) -> u32 {
+    let ro = attrs & fs::FILE_ATTRIBUTE_READONLY != 0;
+    match t {
+        FileType::Dir => 0o040000 | if ro { 0o555 } else { 0o755 },
+        FileType::Symlink => 0o120777,
+        _ => 0o100000 | if ro { 0o444 } else { 0o644 },
+    }
+}
+
+/// A FILETIME (100 ns since 1601) as Unix seconds and nanoseconds.
+fn unix_time(ft: i64) -> (i64, u32) {
+    const EPOCH_DIFF: i64 = 11_644_473_600;
+    let secs = ft.div_euclid(10_000_000) - EPOCH_DIFF;
+    let nsec = (ft.rem_euclid(10_000_000) * 100) as u32;
+    (secs, nsec)
+}
+
+fn filetime(t: wf::FILETIME) -> i64 {
+    ((u64::from(t.dwHighDateTime) << 32) | u64::from(t.dwLowDateTime)) as i64
+}
+
+/// What both ways of `stat` know, before the mask is applied.
+struct Raw {
+    attrs: u32,
+    tag: u32,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    alloc: u64,
+    nlink: u64,
+    mtime: i64,
+}
+
+/// [`Metadata`] from what the system said, with exactly the fields `mask` asks for
+/// (and the type): both ways of `stat` go through here, so they agree.
+fn metadata(r: &Raw, mask: StatMask) -> Metadata {
+    let t = type_of(r.attrs, r.tag);
+    let mut m = Metadata {
+        file_type: Some(t),
+        ..Metadata::default()
+    };
+    if mask.contains(StatMask::ID) {
+        (m.dev, m.ino) = (r.dev, r.ino);
+    }
+    if mask.contains(StatMask::SIZE) {
+        m.size = r.size;
+    }
+    if mask.contains(StatMask::BLOCKS) {
+        m.blocks = r.alloc.div_ceil(512);
+    }
+    if mask.contains(StatMask::NLINK) {
+        m.nlink = r.nlink;
+    }
+    if mask.contains(StatMask::MODE) {
+        m.mode = mode_of(t, r.attrs);
+    }
+    if mask.contains(StatMask::MTIME) {
+        (m.mtime, m.mtime_nsec) = unix_time(r.mtime);
+    }
+    m
+}
+
+/// Whether `GetFileAttributesExW` can answer `mask`: it gives no file id, link count or
+/// allocation.
+fn attributes_answer(mask: StatMask) -> bool {
+    #[cfg(test)]
+    if seam::force_handle_stat() {
+        return false;
+    }
+    !mask.contains(StatMask::ID)
+        && !mask.contains(StatMask::NLINK)
+        && !mask.contains(StatMask::BLOCKS)
+}
+
+/// `GetFileAttributesExW` of a NUL-terminated path. `None` when it fails (the handle
+/// way then answers, or reports the error) or the entry is a reparse point (whose tag
+/// it does not give).
+fn stat_by_attributes(path: &[u16], mask: StatMask) -> Option<Metadata> {
+    count!(attr_calls);
+    let mut data = fs::WIN32_FILE_ATTRIBUTE_DATA::default();
+    // SAFETY: `path` is NUL-terminated (the callers push the NUL) and `data` is a live
+    // WIN32_FILE_ATTRIBUTE_DATA, what GetFileExInfoStandard writes.
+    let ok = unsafe {
+        fs::GetFileAttributesExW(
+            path.as_ptr(),
+            fs::GetFileExInfoStandard,
+            (&raw mut data).cast(),
+        )
+    };
+    if ok == 0 || data.dwFileAttributes & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        return None;
+    }
+    let raw = Raw {
+        attrs: data.dwFileAttributes,
+        tag: 0,
+        dev: 0,
+        ino: 0,
+        size: (u64::from(data.nFileSizeHigh) << 32) | u64::from(data.nFileSizeLow),
+        alloc: 0,
+        nlink: 0,
+        mtime: filetime(data.ftLastWriteTime),
+    };
+    Some(metadata(&raw, mask))
+}
+
+/// Metadata of an open handle: `GetFileInformationByHandle`, and the reparse tag or the
+/// allocation where needed.
+fn stat_handle(h: BorrowedHandle<'_>, mask: StatMask) -> io::Result<Metadata> {
+    count!(handle_queries);
+    let mut info = fs::BY_HANDLE_FILE_INFORMATION::default();
+    // SAFETY: `info` is a live BY_HANDLE_FILE_INFORMATION; `h` is open.
+    if unsafe { fs::GetFileInformationByHandle(h.as_raw_handle(), &mut info) } == 0 {
+        return Err(last_error());
+    }
+    let mut raw = Raw {
+        attrs: info.dwFileAttributes,
+        tag: 0,
+        dev: u64::from(info.dwVolumeSerialNumber),
+        ino: (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow),
+        size: (u64::from(info.nFileSizeHigh) << 32) | u64::from(info.nFileSizeLow),
+        alloc: 0,
+        nlink: u64::from(info.nNumberOfLinks),
+        mtime: filetime(info.ftLastWriteTime),
+    };
+    if raw.attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        raw.tag = attribute_tag(h)?.1;
+    }
+    if mask.contains(StatMask::BLOCKS) {
+        count!(handle_queries);
+        let mut std_info = fs::FILE_STANDARD_INFO::default();
+        // SAFETY: `std_info` is a live FILE_STANDARD_INFO of the size given; `h` is open.
+        let ok = unsafe {
+            fs::GetFileInformationByHandleEx(
+                h.as_raw_handle(),
+                fs::FileStandardInfo,
+                (&raw mut std_info).cast(),
+                size_of::<fs::FILE_STANDARD_INFO>() as u32,
+            )
+        };
+        if ok == 0 {
+            return Err(last_error());
+        }
+        raw.alloc = std_info.AllocationSize as u64;
+    }
+    Ok(metadata(&raw, mask))
+}
+
+/// A name relative to a directory, in UTF-16: components split at `/` (the caller's
+/// separator) and joined with `\`; `.` components left out.
+fn rel_wide(name: &CStr) -> io::Result<Vec<u16>> {
+    let mut out = Vec::with_capacity(name.to_bytes().len() + 1);
+    for comp in name
+        .to_bytes()
+        .split(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+    {
+        if !out.is_empty() {
+            out.push(u16::from(b'\\'));
+        }
+        wide(comp, &mut out)?;
+    }
+    if out.is_empty() {
+        return Err(invalid_name());
+    }
+    Ok(out)
+}
+
+/// The final path of an open handle, `\\?\` form (`GetFinalPathNameByHandleW`).
+fn final_path(h: BorrowedHandle<'_>) -> io::Result<Vec<u16>> {
+    let mut buf = vec![0u16; 512];
+    loop {
+        // SAFETY: `buf` is a live, writable buffer of the length given; `h` is open.
+        let n = unsafe {
+            fs::GetFinalPathNameByHandleW(
+                h.as_raw_handle(),
+                buf.as_mut_ptr(),
+                buf.len() as u32,
+                fs::VOLUME_NAME_DOS,
+            )
+        } as usize;
+        if n == 0 {
+            return Err(last_error());
+        }
+        if n < buf.len() {
+            buf.truncate(n);
+            return Ok(buf);
+        }
+        buf.resize(n + 1, 0);
+    }
+}
+
+/// `path` joined with `name` (a relative name, `\`-separated) and NUL-terminated.
+fn join_nul(path: &[u16], name: &[u16]) -> Vec<u16> {
+    let mut p = Vec::with_capacity(path.len() + name.len() + 2);
+    p.extend_from_slice(path);
+    if p.last() != Some(&u16::from(b'\\')) {
+        p.push(u16::from(b'\\'));
+    }
+    p.extend_from_slice(name);
+    p.push(0);
+    p
+}
+
+/// A path in the `\\?\` form (no `MAX_PATH`, no `.`/`..` or `/` processing by the
+/// system), NUL-terminated.
+fn verbatim(path: &Path) -> io::Result<Vec<u16>> {
+    let abs = std::path::absolute(path)?;
+    let w: Vec<u16> = abs.as_os_str().encode_wide().collect();
+    let bs = u16::from(b'\\');
+    let mut out = Vec::with_capacity(w.len() + 9);
+    if w.starts_with(&[bs, bs, u16::from(b'?'), bs]) {
+        out.extend_from_slice(&w);
+    } else if w.starts_with(&[bs, bs]) {
+        out.extend("\\\\?\\UNC\\".encode_utf16());
+        out.extend_from_slice(&w[2..]);
+    } else {
+        out.extend("\\\\?\\".encode_utf16());
+        out.extend_from_slice(&w);
+    }
+    out.push(0);
+    Ok(out)
+}
+
+/// Opens `path` with `CreateFileW` (through std: it handles long paths) for `access`,
+/// with backup semantics (which directories need), following a link only with
+/// `follow`.
+fn open_path(path: &Path, access: u32, follow: bool) -> io::Result<std::fs::File> {
+    let mut flags = fs::FILE_FLAG_BACKUP_SEMANTICS;
+    if !follow {
+        flags |= fs::FILE_FLAG_OPEN_REPARSE_POINT;
+    }
+    std::fs::OpenOptions::new()
+        .access_mode(access)
+        .share_mode(SHARE_ALL)
+        .custom_flags(flags)
+        .open(path)
+}
+
+fn open_dir_path(path: &Path, follow: bool) -> io::Result<Dir> {
+    count!(dir_opens);
+    let file = open_path(path, DIR_ACCESS, follow)?;
+    let (attrs, tag) = attribute_tag(file.as_handle())?;
+    if attrs & fs::FILE_ATTRIBUTE_DIRECTORY == 0 || (!follow && is_link(attrs, tag)) {
+        return Err(not_a_dir());
+    }
+    let handle = OwnedHandle::from(file);
+    let path = final_path(handle.as_handle())?;
+    Ok(Dir { handle, path })
+}
+
+/// Whether `FileDispositionInfoEx` worked: 0 not known yet, 1 yes, 2 never (the
+/// classic disposition is then used without trying it again: on systems before
+/// Windows 10 1709, on wine 8, and for a process whose first removals were on a file
+/// system without it, such as FAT).
+static POSIX_DELETE: AtomicU8 = AtomicU8::new(0);
+
+/// How many times a sharing violation is retried (waits of 1, 2, 4, ... ms).
+const SHARING_RETRIES: u32 = 6;
+
+fn is_sharing_violation(s: NTSTATUS) -> bool {
+    s == wf::STATUS_SHARING_VIOLATION
+}
+
+/// Sets the delete disposition on `h`: POSIX semantics (the name goes at once, even
+/// while others hold the file open) ignoring the read-only attribute; where the system
+/// or the file system lacks that class (wine 8 answers it with an error too), the
+/// classic disposition (the name goes when the last handle closes). `Err` with
+/// `ERROR_ACCESS_DENIED` from the classic way may mean a read-only file: the caller
+/// then clears the attribute and tries again.
+fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
+    #[cfg(test)]
+    let posix = !seam::force_classic_delete();
+    #[cfg(not(test))]
+    let posix = true;
+    if posix && POSIX_DELETE.load(Ordering::Relaxed) != 2 {
+        count!(dispositions);
+        let info = fs::FILE_DISPOSITION_INFO_EX {
+            Flags: fs::FILE_DISPOSITION_FLAG_DELETE
+                | fs::FILE_DISPOSITION_FLAG_POSIX_SEMANTICS
+                | fs::FILE_DISPOSITION_FLAG_IGNORE_READONLY_ATTRIBUTE,
+        };
+        // SAFETY: `info` is a live FILE_DISPOSITION_INFO_EX of the size given; `h` is
+        // open with DELETE access.
+        let ok = unsafe {
+            fs::SetFileInformationByHandle(
+                h.as_raw_handle(),
+                fs::FileDispositionInfoEx,
+                (&raw const info).cast(),
+                size_of::<fs::FILE_DISPOSITION_INFO_EX>() as u32,
+            )
+        };
+        if ok != 0 {
+            POSIX_DELETE.store(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        // SAFETY: reads this thread's last-error value.
+        let e = unsafe { GetLastError() };
+        // Not supported here: fall back (for good, once it never worked). Anything else
+        // is the answer.
+        if POSIX_DELETE.load(Ordering::Relaxed) == 0
+            && matches!(
+                e,
+                wf::ERROR_INVALID_PARAMETER
+                    | wf::ERROR_NOT_SUPPORTED
+                    | wf::ERROR_INVALID_FUNCTION
+                    | wf::ERROR_CALL_NOT_IMPLEMENTED
+            )
+        {
+            POSIX_DELETE.store(2, Ordering::Relaxed);
+        }
+        if !matches!(
+            e,
+            wf::ERROR_INVALID_PARAMETER
+                | wf::ERROR_NOT_SUPPORTED
+                | wf::ERROR_INVALID_FUNCTION
+                | wf::ERROR_CALL_NOT_IMPLEMENTED
+        ) {
+            return Err(io::Error::from_raw_os_error(e as i32));
+        }
+    }
+    count!(dispositions);
+    let info = fs::FILE_DISPOSITION_INFO { DeleteFile: true };
+    // SAFETY: `info` is a live FILE_DISPOSITION_INFO of the size given; `h` is open
+    // with DELETE access.
+    let ok = unsafe {
+        fs::SetFileInformationByHandle(
+            h.as_raw_handle(),
+            fs::FileDispositionInfo,
+            (&raw const info).cast(),
+            size_of::<fs::FILE_DISPOSITION_INFO>() as u32,
+        )
+    };
+    if ok == 0 {
+        return Err(last_error());
+    }
+    Ok(())
+}
+
+/// Clears the read-only attribute of an open handle (for the classic disposition,
+/// which refuses read-only files).
+fn clear_readonly(h: BorrowedHandle<'_>) -> io::Result<()> {
+    let mut info = fs::FILE_BASIC_INFO::default();
+    // SAFETY: `info` is a live FILE_BASIC_INFO of the size given; `h` is open.
+    let ok = unsafe {
+        fs::GetFileInformationByHandleEx(
+            h.as_raw_handle(),
+            fs::FileBasicInfo,
+            (&raw mut info).cast(),
+            size_of::<fs::FILE_BASIC_INFO>() as u32,
+        )
+    };
+    if ok == 0 {
+        return Err(last_error());
+    }
+    if info.FileAttributes & fs::FILE_ATTRIBUTE_READONLY == 0 {
+        return Err(io::Error::from_raw_os_error(wf::ERROR_ACCESS_DENIED as i32));
+    }
+    info.FileAttributes &= !fs::FILE_ATTRIBUTE_READONLY;
+    if info.FileAttributes == 0 {
+        info.FileAttributes = fs::FILE_ATTRIBUTE_NORMAL;
+    }
+    // Times of zero are left as they are.
+    (
+        info.CreationTime,
+        info.LastAccessTime,
+        info.LastWriteTime,
+        info.ChangeTime,
+    ) = (0, 0, 0, 0);
+    // SAFETY: as above, for writing; `h` has FILE_WRITE_ATTRIBUTES access.
+    let ok = unsafe {
+        fs::SetFileInformationByHandle(
+            h.as_raw_handle(),
+            fs::FileBasicInfo,
+            (&raw const info).cast(),
+            size_of::<fs::FILE_BASIC_INFO>() as u32,
+        )
+    };
+    if ok == 0 {
+        return Err(last_error());
+    }
+    Ok(())
+}
+
+impl Dir {
+    /// Opens the directory at `path` (relative to the working directory), following a
+    /// link or junction there.
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        open_dir_path(path, true)
+    }
+
+    /// Opens the directory at `path`, failing (`ERROR_DIRECTORY`, "not a directory")
+    /// if its last component is a link or junction.
+    pub fn open_nofollow(path: &Path) -> io::Result<Dir> {
+        open_dir_path(path, false)
+    }
+
+    fn child(&self, name: &[u16], handle: OwnedHandle) -> Dir {
+        let mut path = join_nul(&self.path, name);
+        path.pop();
+        Dir { handle, path }
+    }
+
+    /// Opens the subdirectory `name` of this directory, relative to its handle
+    /// (`NtCreateFile` with `RootDirectory`): a link or junction is not followed: it
+    /// fails with `ERROR_DIRECTORY` ("not a directory"). `..` is the parent of this
+    /// directory's path (the system has no `..` relative to a handle).
+    pub fn open_at(&self, name: &CStr) -> io::Result<Dir> {
+        if name.to_bytes() == b".." {
+            return self.open_parent();
+        }
+        let w = rel_wide(name)?;
+        count!(dir_opens);
+        match open_no_link(self.handle.as_handle(), &w, DIR_ACCESS, FILE_DIRECTORY_FILE)? {
+            Some(h) => Ok(self.child(&w, h)),
+            None => Err(not_a_dir()),
+        }
+    }
+
+    fn open_parent(&self) -> io::Result<Dir> {
+        let bs = u16::from(b'\\');
+        let cut = self.path.iter().rposition(|&c| c == bs).unwrap_or(0);
+        let parent = OsString::from_wide(&self.path[..cut.max(7)]);
+        Dir::open(Path::new(&parent))
+    }
+
+    /// Opens the subdirectory `name`, following it if it is a link or junction.
+    pub fn open_at_follow(&self, name: &CStr) -> io::Result<Dir> {
+        if name.to_bytes() == b".." {
+            return self.open_parent();
+        }
+        let w = rel_wide(name)?;
+        count!(dir_opens);
+        let h = nt_open(
+            self.handle.as_handle(),
+            &w,
+            DIR_ACCESS,
+            FILE_DIRECTORY_FILE,
+            false,
+        )
+        .map_err(nt_error)?;
+        Ok(self.child(&w, h))
+    }
+
+    /// Reads the whole regular file `name` of this directory (a link there is not
+    /// followed).
+    pub fn read_file_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
+        let w = rel_wide(name)?;
+        let h = open_no_link(
+            self.handle.as_handle(),
+            &w,
+            fs::FILE_READ_DATA | fs::FILE_READ_ATTRIBUTES | fs::SYNCHRONIZE,
+            FILE_NON_DIRECTORY_FILE,
+        )?
+        .ok_or_else(|| io::Error::other("a symbolic link"))?;
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut std::fs::File::from(h), &mut out)?;
+        Ok(out)
+    }
+
+    /// A second handle to the same open directory (`DuplicateHandle`).
+    pub fn try_clone(&self) -> io::Result<Dir> {
+        Ok(Dir {
+            handle: self.handle.try_clone()?,
+            path: self.path.clone(),
+        })
+    }
+
+    /// Opens the directory at the relative path `rel` (components separated by `/`)
+    /// below this one. Without `follow`, no component may be a link or junction (one
+    /// component at a time, each relative to the last); with `follow`, in one call.
+    pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
+        if follow {
+            return self.open_at_follow(rel);
+        }
+        let mut cur: Option<Dir> = None;
+        let mut name = Vec::new();
+        for comp in rel
+            .to_bytes()
+            .split(|&b| b == b'/')
+            .filter(|c| !c.is_empty())
+        {
+            name.clear();
+            name.extend_from_slice(comp);
+            name.push(0);
+            let c = CStr::from_bytes_with_nul(&name).map_err(|_| invalid_name())?;
+            cur = Some(cur.as_ref().unwrap_or(self).open_at(c)?);
+        }
+        cur.ok_or_else(invalid_name)
+    }
+
+    /// Reads every entry of the directory (but `.` and `..`) into `buf` with
+    /// `GetFileInformationByHandleEx` (`FileIdBothDirectoryRestartInfo`, then
+    /// `FileIdBothDirectoryInfo` until no more), calling `f` for each; nothing is
+    /// allocated per entry. The first call restarts the listing, so it can be read
+    /// again.
+    pub fn read_entries<F>(&self, buf: &mut DirBuf, mut f: F) -> io::Result<()>
+    where
+        F: FnMut(RawEntry<'_>),
+    {
+        use std::mem::offset_of;
+        use windows_sys::Win32::Storage::FileSystem::FILE_ID_BOTH_DIR_INFO as Info;
+        let mut class = fs::FileIdBothDirectoryRestartInfo;
+        loop {
+            count!(batch_reads);
+            let len = buf.buf.len() * 8;
+            // SAFETY: `buf.buf` is a live, writable, 8-byte aligned buffer of `len`
+            // bytes; the handle is an open directory with list access.
+            let ok = unsafe {
+                fs::GetFileInformationByHandleEx(
+                    self.handle.as_raw_handle(),
+                    class,
+                    buf.buf.as_mut_ptr().cast(),
+                    len as u32,
+                )
+            };
+            if ok == 0 {
+                let e = last_error();
+                if e.raw_os_error() == Some(wf::ERROR_NO_MORE_FILES as i32) {
+                    return Ok(());
+                }
+                return Err(e);
+            }
+            class = fs::FileIdBothDirectoryInfo;
+            // SAFETY: the same buffer viewed as bytes: u64 has no padding and any byte
+            // value is a valid u8; the view lives while `buf.buf` is not touched (the
+            // loop below only reads it and writes `buf.name`).
+            let bytes: &[u8] =
+                unsafe { std::slice::from_raw_parts(buf.buf.as_ptr().cast::<u8>(), len) };
+            let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+            let mut at = 0usize;
+            loop {
+                let next = u32_at(at + offset_of!(Info, NextEntryOffset)) as usize;
+                let attrs = u32_at(at + offset_of!(Info, FileAttributes));
+                // The reparse tag, in place of the extended attributes' size, when the
+                // reparse attribute is set.
+                let tag = u32_at(at + offset_of!(Info, EaSize));
+                let ino = u64_at(at + offset_of!(Info, FileId));
+                let name_len = u32_at(at + offset_of!(Info, FileNameLength)) as usize;
+                let name_at = at + offset_of!(Info, FileName);
+                let units = bytes[name_at..name_at + name_len]
+                    .chunks_exact(2)
+                    .map(|p| u16::from_le_bytes([p[0], p[1]]));
+                buf.name.clear();
+                push_utf8(units, &mut buf.name);
+                if !is_dot(&buf.name) {
+                    buf.name.push(0);
+                    let name = CStr::from_bytes_with_nul(&buf.name)
+                        .map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+                    f(RawEntry {
+                        name,
+                        file_type: type_of(attrs, tag),
+                        ino,
+                    });
+                }
+                if next == 0 {
+                    break;
+                }
+                at += next;
+            }
+        }
+    }
+
+    /// Metadata of the entry `name` of this directory; with `follow`, a link is
+    /// followed. `GetFileAttributesExW` answers where it can (see the module's notes),
+    /// else the entry is opened relative to this directory's handle.
+    pub fn stat_at(&self, name: &CStr, mask: StatMask, follow: bool) -> io::Result<Metadata> {
+        let w = rel_wide(name)?;
+        if attributes_answer(mask) {
+            if let Some(m) = stat_by_attributes(&join_nul(&self.path, &w), mask) {
+                return Ok(m);
+            }
+        }
+        count!(stat_opens);
+        let options = if follow { 0 } else { FILE_OPEN_REPARSE_POINT };
+        let h = nt_open(
+            self.handle.as_handle(),
+            &w,
+            fs::FILE_READ_ATTRIBUTES | fs::SYNCHRONIZE,
+            options,
+            false,
+        )
+        .map_err(nt_error)?;
+        stat_handle(h.as_handle(), mask)
+    }
+
+    /// Metadata of this directory itself (from its handle).
+    pub fn stat(&self, mask: StatMask) -> io::Result<Metadata> {
+        stat_handle(self.handle.as_handle(), mask)
+    }
+
+    /// Whether the file ids in this directory's listing are those `stat` gives: on
+    /// NTFS, yes (the 64-bit file reference number both ways).
+    pub fn entry_inodes_exact(&self) -> bool {
+        let mut name = [0u16; 32];
+        // SAFETY: `name` is a live, writable buffer of the length given; the other
+        // outputs are not asked for (null); the handle is open.
+        let ok = unsafe {
+            fs::GetVolumeInformationByHandleW(
+                self.handle.as_raw_handle(),
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                name.as_mut_ptr(),
+                name.len() as u32,
+            )
+        };
+        ok != 0 && name.starts_with(&"NTFS\0".encode_utf16().collect::<Vec<_>>())
+    }
+
+    /// Removes `name` (relative to this directory's handle): opened for deletion with
+    /// `FILE_OPEN_REPARSE_POINT` (a link or junction is removed, never followed) and
+    /// given the delete disposition. `dir` says which kind it must be.
+    fn remove_at(&self, name: &CStr, dir: bool) -> io::Result<()> {
+        let w = rel_wide(name)?;
+        let options = FILE_OPEN_REPARSE_POINT
+            | if dir {
+                FILE_DIRECTORY_FILE
+            } else {
+                FILE_NON_DIRECTORY_FILE
+            };
+        let mut tries = 0;
+        let mut with_write_attrs = false;
+        loop {
+            count!(delete_opens);
+            let access = fs::DELETE
+                | fs::FILE_READ_ATTRIBUTES
+                | fs::SYNCHRONIZE
+                | if with_write_attrs {
+                    fs::FILE_WRITE_ATTRIBUTES
+                } else {
+                    0
+                };
+            let h = match nt_open(self.handle.as_handle(), &w, access, options, false) {
+                Ok(h) => h,
+                Err(wf::STATUS_FILE_IS_A_DIRECTORY) if !dir => {
+                    // A directory is not unlinked, but a link or junction to one (a
+                    // directory with a reparse point) is.
+                    let h = nt_open(
+                        self.handle.as_handle(),
+                        &w,
+                        access,
+                        FILE_OPEN_REPARSE_POINT,
+                        false,
+                    )
+                    .map_err(nt_error)?;
+                    let (attrs, tag) = attribute_tag(h.as_handle())?;
+                    if !is_link(attrs, tag) {
+                        return Err(io::Error::from(io::ErrorKind::IsADirectory));
+                    }
+                    h
+                }
+                Err(s) if is_sharing_violation(s) && tries < SHARING_RETRIES => {
+                    std::thread::sleep(std::time::Duration::from_millis(1 << tries));
+                    tries += 1;
+                    continue;
+                }
+                Err(s) => return Err(nt_error(s)),
+            };
+
+            match dispose(h.as_handle()) {
+                Ok(()) => return Ok(()),
+                Err(e)
+                    if e.raw_os_error() == Some(wf::ERROR_ACCESS_DENIED as i32)
+                        && !with_write_attrs =>
+                {
+                    // The classic disposition refuses a read-only file: clear the
+                    // attribute (reopened with the right to) and try again.
+                    with_write_attrs = true;
+                    drop(h);
+                    let h = nt_open(
+                        self.handle.as_handle(),
+                        &w,
+                        access | fs::FILE_WRITE_ATTRIBUTES,
+                        options,
+                        false,
+                    )
+                    .map_err(nt_error)?;
+                    if clear_readonly(h.as_handle()).is_err() {
+                        return Err(e);
+                    }
+                    continue;
+                }
+                Err(e)
+                    if e.raw_os_error() == Some(wf::ERROR_DIR_NOT_EMPTY as i32)
+                        && POSIX_DELETE.load(Ordering::Relaxed) == 2
+                        && tries < SHARING_RETRIES =>
+                {
+                    // With the classic disposition, entries removed a moment ago stay
+                    // until their last handle closes: wait for them, a bounded time.
+                    std::thread::sleep(std::time::Duration::from_millis(1 << tries));
+                    tries += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Removes the non-directory entry `name` of this directory (a link or junction
+    /// included, itself).
+    pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
+        self.remove_at(name, false)
+    }
+
+    /// Removes the empty subdirectory `name`.
+    pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
+        self.remove_at(name, true)
+    }
+
+    fn entry_path(&self, name: &CStr) -> io::Result<OsString> {
+        let mut p = join_nul(&self.path, &rel_wide(name)?);
+        p.pop();
+        Ok(OsString::from_wide(&p))
+    }
+
+    /// The target of the link `name` of this directory, as bytes (by path: std reads
+    /// the reparse data).
+    pub fn read_link_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
+        let target = std::fs::read_link(self.entry_path(name)?)?;
+        Ok(os_to_bytes(target.as_os_str()))
+    }
+
+    /// Sets this directory's read-only attribute: set when `mode` has no owner write.
+    pub fn set_permissions(&self, mode: u32) -> io::Result<()> {
+        let path = OsString::from_wide(&self.path);
+        let mut p = std::fs::metadata(&path)?.permissions();
+        p.set_readonly(mode & 0o200 == 0);
+        std::fs::set_permissions(&path, p)
+    }
+}
+
+impl AsHandle for Dir {
+    fn as_handle(&self) -> BorrowedHandle<'_> {
+        self.handle.as_handle()
+    }
+}
+
+/// Metadata of the file at `path` (relative to the working directory); with `follow`,
+/// a link there is followed. `GetFileAttributesExW` first, as [`Dir::stat_at`].
+pub fn stat_path(path: &Path, mask: StatMask, follow: bool) -> io::Result<Metadata> {
+    if attributes_answer(mask) {
+        if let Some(m) = stat_by_attributes(&verbatim(path)?, mask) {
+            return Ok(m);
+        }
+    }
+    count!(stat_opens);
+    let file = open_path(path, fs::FILE_READ_ATTRIBUTES, follow)?;
+    stat_handle(file.as_handle(), mask)
+}
+
+/// The limit on open handles: Windows has none that matters (16 million).
+pub fn fd_limit() -> Option<u64> {
+    None
+}
+
+/// CPU time used so far by every thread of this process (`GetProcessTimes`).
+pub fn process_cpu_time() -> std::time::Duration {
+    let zero = wf::FILETIME::default();
+    let (mut c, mut e, mut k, mut u) = (zero, zero, zero, zero);
+    // SAFETY: four live FILETIMEs to write; the pseudo-handle of this process.
+    let ok = unsafe {
+        windows_sys::Win32::System::Threading::GetProcessTimes(
+            windows_sys::Win32::System::Threading::GetCurrentProcess(),
+            &mut c,
+            &mut e,
+            &mut k,
+            &mut u,
+        )
+    };
+    if ok == 0 {
+        return std::time::Duration::ZERO;
+    }
+    let ticks = filetime(k) as u64 + filetime(u) as u64;
+    std::time::Duration::from_nanos(ticks.saturating_mul(100))
+}
+
+/// How many bytes the arguments of a new program may take: a command line holds
+/// 32,767 UTF-16 units.
+pub fn arg_max() -> usize {
+    32 << 10
+}
+
+/// The size of the console window on standard output, as (columns, rows); `None` when
+/// standard output is not a console.
+pub fn terminal_size() -> Option<(u16, u16)> {
+    use windows_sys::Win32::System::Console as con;
+    let mut info = con::CONSOLE_SCREEN_BUFFER_INFO::default();
+    // SAFETY: GetStdHandle takes no pointer; `info` is a live, writable
+    // CONSOLE_SCREEN_BUFFER_INFO.
+    let ok = unsafe {
+        let out = con::GetStdHandle(con::STD_OUTPUT_HANDLE);
+        con::GetConsoleScreenBufferInfo(out, &mut info)
+    };
+    if ok == 0 {
+        return None;
+    }
+    let w = info.srWindow;
+    let (cols, rows) = (w.Right - w.Left + 1, w.Bottom - w.Top + 1);
+    (cols > 0 && rows > 0).then_some((cols as u16, rows as u16))
+}
