@@ -39,45 +39,12 @@ impl Age {
     }
 }
 
-/// Whether standard output was closed when ftw started (`ftw find >&-`). Rust's runtime
-/// then opens `/dev/null` in its place before `main`, where the listing would vanish
-/// without an error; so fd 1 is looked at before that, from the ELF init array, as the
-/// C library runs its constructors.
-#[cfg(target_os = "linux")]
-mod closed_at_start {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    static CLOSED: AtomicBool = AtomicBool::new(false);
-
-    extern "C" fn look() {
-        // SAFETY: fd 1 is only asked about (F_GETFD), never used or closed.
-        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
-        CLOSED.store(rustix::io::fcntl_getfd(fd).is_err(), Ordering::Relaxed);
-    }
-
-    #[used]
-    #[unsafe(link_section = ".init_array")]
-    static LOOK: extern "C" fn() = look;
-
-    pub fn stdout() -> bool {
-        CLOSED.load(Ordering::Relaxed)
-    }
-}
-
 /// The error of a write to a closed standard output: `EBADF`.
 fn closed_error() -> io::Error {
     #[cfg(target_os = "linux")]
-    return io::Error::from_raw_os_error(rustix::io::Errno::BADF.raw_os_error());
+    return io::Error::from_raw_os_error(9); // EBADF
     #[cfg(not(target_os = "linux"))]
     return io::Error::other("Bad file descriptor");
-}
-
-/// Whether standard output was closed when ftw started.
-fn stdout_closed_at_start() -> bool {
-    #[cfg(target_os = "linux")]
-    return closed_at_start::stdout();
-    #[cfg(not(target_os = "linux"))]
-    return false;
 }
 
 /// A chunked writer on standard output. Paths are appended as bytes; a `write` is made
@@ -105,7 +72,7 @@ impl Output {
     /// that writes nothing does not fail.
     pub fn stdout() -> io::Result<Output> {
         let stdout = io::stdout();
-        if stdout_closed_at_start() {
+        if ftw::sys::stdout_closed_at_start() {
             return Ok(Output::with(None, 4 << 10));
         }
         let chunk = if stdout.is_terminal() {

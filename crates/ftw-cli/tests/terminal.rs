@@ -2,6 +2,8 @@
 //! `script`) and byte-exact through a pipe, paths escaped in messages, standard output
 //! closed or failing, forgiving parsing (empty paths, repeated flags, find's
 //! spellings, negative numbers), colours from LS_COLORS, completions and the man page.
+// Unix only: pseudo-terminals, file descriptors and GNU tools.
+#![cfg(unix)]
 
 mod common;
 

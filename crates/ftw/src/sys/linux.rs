@@ -343,3 +343,37 @@ pub fn terminal_size() -> Option<(u16, u16)> {
     let ws = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
     (ws.ws_col > 0 && ws.ws_row > 0).then_some((ws.ws_col, ws.ws_row))
 }
+
+/// Whether standard output (descriptor 1) was closed when the process started
+/// (`ftw find >&-`). Rust's runtime opens `/dev/null` in place of a closed standard
+/// descriptor before `main`, where a program's output would vanish without an error; so
+/// descriptor 1 is looked at before that, from the ELF init array, where the C library
+/// runs constructors: one `fcntl` at start, in every program linked with this crate.
+///
+/// ```
+/// // Under the test harness standard output is open.
+/// assert!(!ftw::sys::stdout_closed_at_start());
+/// ```
+pub fn stdout_closed_at_start() -> bool {
+    closed_at_start::CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+mod closed_at_start {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub static CLOSED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn look() {
+        // Before `main`, descriptor 1 may be closed: it is only asked about, never used.
+        let closed = rustix::io::fcntl_getfd(rustix::stdio::stdout()).is_err();
+        CLOSED.store(closed, Ordering::Relaxed);
+    }
+
+    // SAFETY: the init array holds pointers to functions the loader calls with no
+    // arguments before `main`; `look` is such a function, and needs nothing that `main`
+    // would have set up (no allocation, no std I/O).
+    #[allow(unsafe_code)]
+    #[used]
+    #[unsafe(link_section = ".init_array")]
+    static LOOK: extern "C" fn() = look;
+}

@@ -294,3 +294,9 @@ pub fn arg_max() -> usize {
 pub fn terminal_size() -> Option<(u16, u16)> {
     None
 }
+
+/// Whether standard output was closed when the process started: not known here
+/// (always `false`).
+pub fn stdout_closed_at_start() -> bool {
+    false
+}

@@ -1134,3 +1134,9 @@ pub fn terminal_size() -> Option<(u16, u16)> {
     let (cols, rows) = (w.Right - w.Left + 1, w.Bottom - w.Top + 1);
     (cols > 0 && rows > 0).then_some((cols as u16, rows as u16))
 }
+
+/// Whether standard output was closed when the process started: not known on Windows
+/// (always `false`).
+pub fn stdout_closed_at_start() -> bool {
+    false
+}
