@@ -102,6 +102,41 @@ fn git(dir: &Path, home: &Path) -> Command {
 /// with random rules in some directories, `.git/info/exclude` and a global excludes file,
 /// nothing staged (git would list a tracked file whatever the rules say).
 fn make_repo(root: &Path, home: &Path, seed: u64) -> bool {
+    make_repo_with(root, home, seed, &|rng| {
+        let rules: Vec<&str> = (0..6).map(|_| *rng.pick(RULES)).collect();
+        rules.join("\n") + "\n"
+    })
+}
+
+/// Simple rules only (literal names, `*.ext`, literal endings, anchored literal paths,
+/// directory-only and negated ones), which ftw compiles into hash lookups.
+const SIMPLE_RULES: &[&str] = &[
+    "*.log",
+    "!keep.log",
+    "build/",
+    "/src/a",
+    "x.o",
+    "foo/",
+    "node_modules",
+    "!node_modules/",
+    "/Makefile",
+    "*.rs",
+    "!lib.rs",
+    "src/",
+    "!src/",
+    "a/",
+    "/b",
+    "deep/main.rs",
+    "!a1",
+    "*1",
+    "cache",
+    "!cache/",
+    "/docs/",
+    "b2",
+];
+
+/// Like [`make_repo`], with the rules of each `.gitignore` made by `rules`.
+fn make_repo_with(root: &Path, home: &Path, seed: u64, rules: &dyn Fn(&mut Rng) -> String) -> bool {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     std::fs::create_dir_all(root).unwrap();
     std::fs::create_dir_all(home.join(".config/git")).unwrap();
@@ -128,8 +163,7 @@ fn make_repo(root: &Path, home: &Path, seed: u64) -> bool {
             }
         }
         if rng.chance(45) {
-            let rules: Vec<&str> = (0..6).map(|_| *rng.pick(RULES)).collect();
-            std::fs::write(d.join(".gitignore"), rules.join("\n") + "\n").unwrap();
+            std::fs::write(d.join(".gitignore"), rules(&mut rng)).unwrap();
         }
     }
     let exclude: Vec<&str> = (0..2).map(|_| *rng.pick(RULES)).collect();
@@ -190,6 +224,32 @@ fn show_set(s: &BTreeSet<Vec<u8>>) -> String {
 
 #[test]
 fn ignore_rules_list_what_git_lists() {
+    compare_with_git(&|root, home, seed| make_repo(root, home, seed));
+}
+
+/// Ignore files of simple rules (hash lookups in ftw), a few contents shared by many
+/// directories (compiled once in ftw, matched relative to each directory: `/b` in one
+/// directory is not `/b` in another), each content holding negations.
+#[test]
+fn shared_simple_ignore_files_list_what_git_lists() {
+    compare_with_git(&|root, home, seed| {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+        let contents: Vec<String> = (0..3)
+            .map(|_| {
+                let mut rules: Vec<&str> = (0..5).map(|_| *rng.pick(SIMPLE_RULES)).collect();
+                rules.push(*rng.pick(&["!keep.log", "!lib.rs", "!src/", "!a1"]));
+                rules.join("\n") + "\n"
+            })
+            .collect();
+        make_repo_with(root, home, seed, &|rng: &mut Rng| {
+            rng.pick(&contents).clone()
+        })
+    });
+}
+
+/// Makes repositories with `make` (seeds 1 to 30) and compares ftw's listing with git's,
+/// from the top and from subdirectories, serially and in parallel.
+fn compare_with_git(make: &dyn Fn(&Path, &Path, u64) -> bool) {
     if Command::new("git").arg("--version").output().is_err() {
         eprintln!("skipped: git is not installed");
         return;
@@ -198,7 +258,7 @@ fn ignore_rules_list_what_git_lists() {
     for seed in 1..=30u64 {
         let tmp = tempfile::tempdir().unwrap();
         let (root, home) = (tmp.path().join("repo"), tmp.path().join("home"));
-        if !make_repo(&root, &home, seed) {
+        if !make(&root, &home, seed) {
             eprintln!("skipped: git init failed");
             return;
         }

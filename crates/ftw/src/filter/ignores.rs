@@ -12,13 +12,13 @@
 //! (`.ignore` and `.ftwignore` files still do). Whether a directory holds
 //! an ignore file is read from its listing, so a directory without any costs nothing.
 
+use super::matcher::{Matcher, Subject, Verdict};
 use crate::sys::Dir;
 use crate::walk::{DirEvent, Entry};
-use ::ignore::Match;
-use ::ignore::gitignore::{Gitignore, GitignoreBuilder};
+use rustc_hash::FxHashMap;
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What an [`Ignore`] honours.
 #[derive(Clone, Debug)]
@@ -122,7 +122,23 @@ pub struct IgnoreError {
 #[derive(Debug)]
 pub struct Ignore {
     opts: IgnoreOptions,
-    global: Option<Gitignore>,
+    global: Option<Matcher>,
+    /// Ignore files compiled so far, by their content: the same rules in many
+    /// directories are compiled once (a matcher takes paths relative to its file's
+    /// directory, so one serves them all).
+    cache: Mutex<Cache>,
+}
+
+/// Compiled ignore files by content, up to [`Cache::MAX_BYTES`] of content in all.
+#[derive(Debug, Default)]
+struct Cache {
+    compiled: FxHashMap<Box<[u8]>, Option<Arc<Matcher>>>,
+    bytes: usize,
+}
+
+impl Cache {
+    const MAX_BYTES: usize = 1 << 20;
+    const MAX_FILE: usize = 16 << 10;
 }
 
 /// A directory's rules, and through its parent those of its ancestors: made by
@@ -132,11 +148,11 @@ pub struct Rules {
     parent: Option<Arc<Rules>>,
     /// This directory's matchers, highest precedence first, each saying whether it is
     /// git's (a `.gitignore`: it does not count inside a nested work tree).
-    own: Vec<(Gitignore, bool)>,
+    own: Vec<(Arc<Matcher>, bool)>,
     /// For the top of a work tree nested in the walk (a directory holding `.git`, below
     /// the root): its `.git/info/exclude`, if it has rules. Its git rules and those
     /// below it are the only ones that count below it, as git sees that work tree.
-    nested_top: Option<Option<Gitignore>>,
+    nested_top: Option<Option<Arc<Matcher>>>,
     /// Where an entry's name starts in its path, for entries of this directory
     /// (the directory's path and its slash).
     rel_start: usize,
@@ -155,7 +171,7 @@ pub struct Rules {
 struct Tree {
     /// Matchers with the prefix that makes a path below the root relative to them,
     /// deepest first, and whether they are git's (`.gitignore`, `info/exclude`).
-    above: Vec<(Gitignore, Vec<u8>, bool)>,
+    above: Vec<(Matcher, Vec<u8>, bool)>,
     /// Where paths below the root start in an entry's path.
     root_rel_start: usize,
     /// The root's path relative to the top of the work tree holding it (for git's
@@ -169,12 +185,15 @@ impl Ignore {
         let global = if opts.files {
             ::ignore::gitignore::gitconfig_excludes_path()
                 .filter(|p| p.is_file())
-                .and_then(|p| compile_path(&p).ok())
-                .filter(|g| !g.is_empty())
+                .and_then(|p| compile_path(&p).ok().flatten())
         } else {
             None
         };
-        Ignore { opts, global }
+        Ignore {
+            opts,
+            global,
+            cache: Mutex::default(),
+        }
     }
 
     /// The rules of the directory being entered: its parent's (`None` for a root, whose
@@ -202,8 +221,10 @@ impl Ignore {
         // its own info/exclude does.
         let nested_top = (has_git && parent.is_some()).then(|| {
             // Nothing when .git is a file (a submodule's) or info/exclude is absent.
-            d.dir()
-                .and_then(|dir| compile_at(dir, c".git/info/exclude").unwrap_or_default())
+            d.dir().and_then(|dir| {
+                self.compile_at(dir, c".git/info/exclude")
+                    .unwrap_or_default()
+            })
         });
         if !self.opts.require_git {
             git = true;
@@ -220,7 +241,7 @@ impl Ignore {
                     continue;
                 }
                 let Some(dir) = d.dir() else { continue };
-                match compile_at(dir, name) {
+                match self.compile_at(dir, name) {
                     Ok(Some(g)) => own.push((g, name == c".gitignore")),
                     Ok(None) => {}
                     Err(reason) => errors(IgnoreError {
@@ -280,8 +301,8 @@ impl Ignore {
                     let file = dir.join(name);
                     if wanted && file.is_file() {
                         match compile_path(&file) {
-                            Ok(g) if g.is_empty() => {}
-                            Ok(g) => tree.above.push((g, prefix.clone(), is_git)),
+                            Ok(None) => {}
+                            Ok(Some(g)) => tree.above.push((g, prefix.clone(), is_git)),
                             Err(reason) => errors(IgnoreError { path: file, reason }),
                         }
                     }
@@ -291,7 +312,7 @@ impl Ignore {
                 let exclude = top.join(".git/info/exclude");
                 if exclude.is_file() {
                     // git init's, all comments, costs nothing per entry.
-                    if let Some(g) = compile_path(&exclude).ok().filter(|g| !g.is_empty()) {
+                    if let Ok(Some(g)) = compile_path(&exclude) {
                         tree.above.push((g, top_prefix.clone(), true));
                     }
                 }
@@ -300,8 +321,8 @@ impl Ignore {
         }
         for file in &self.opts.extra {
             match compile_path(file) {
-                Ok(g) if g.is_empty() => {}
-                Ok(g) => tree.above.push((g, Vec::new(), false)),
+                Ok(None) => {}
+                Ok(Some(g)) => tree.above.push((g, Vec::new(), false)),
                 Err(reason) => errors(IgnoreError {
                     path: file.clone(),
                     reason,
@@ -327,13 +348,13 @@ impl Ignore {
         scratch.clear();
         e.write_path(scratch);
         let end = scratch.len();
-        let is_dir = e.is_dir();
+        let subject = Subject::new(name, e.is_dir());
         // Where the innermost work tree nested in the walk starts in the path, once
         // passed going up: git's rules above it no longer count.
         let mut nested: Option<usize> = None;
         let mut r = Some(rules);
         while let Some(level) = r {
-            let rel = as_path(&scratch[level.rel_start.min(end)..end]);
+            let rel = &scratch[level.rel_start.min(end)..end];
             let past_nested = nested.is_some();
             let own = level.own.iter().filter(|(_, git)| !git || !past_nested);
             let exclude = match (&level.nested_top, nested) {
@@ -344,10 +365,10 @@ impl Ignore {
                 _ => None,
             };
             for g in own.map(|(g, _)| g).chain(exclude) {
-                match g.matched(rel, is_dir) {
-                    Match::Ignore(_) => return true,
-                    Match::Whitelist(_) => return false,
-                    Match::None => {}
+                match g.matched(&subject, rel) {
+                    Verdict::Ignore => return true,
+                    Verdict::Keep => return false,
+                    Verdict::None => {}
                 }
             }
             r = level.parent.as_deref();
@@ -362,10 +383,10 @@ impl Ignore {
             scratch.truncate(end);
             scratch.extend_from_slice(prefix);
             scratch.extend_from_within(below_root.clone());
-            match g.matched(as_path(&scratch[end..]), is_dir) {
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
-                Match::None => {}
+            match g.matched(&subject, &scratch[end..]) {
+                Verdict::Ignore => return true,
+                Verdict::Keep => return false,
+                Verdict::None => {}
             }
         }
         if let (Some(g), true) = (&self.global, rules.git) {
@@ -378,7 +399,7 @@ impl Ignore {
                     scratch.extend_from_within(below_root);
                 }
             }
-            if g.matched(as_path(&scratch[end..]), is_dir).is_ignore() {
+            if g.matched(&subject, &scratch[end..]) == Verdict::Ignore {
                 return true;
             }
         }
@@ -434,54 +455,51 @@ fn relative_prefix(dir: &Path, path: &Path) -> Option<Vec<u8>> {
     Some(v)
 }
 
-/// Compiles the ignore file `name` of `dir`; `None` if it holds no rule.
-fn compile_at(dir: &Dir, name: &CStr) -> Result<Option<Gitignore>, String> {
-    let bytes = match dir.read_file_at(name) {
-        Ok(b) => b,
-        // Gone since the listing, or a directory: nothing to honour (git says nothing
-        // either).
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory
-            ) =>
-        {
-            return Ok(None);
+impl Ignore {
+    /// Compiles the ignore file `name` of `dir`, or finds it compiled already (the same
+    /// content elsewhere); `None` if it holds no rule.
+    fn compile_at(&self, dir: &Dir, name: &CStr) -> Result<Option<Arc<Matcher>>, String> {
+        let bytes = match dir.read_file_at(name) {
+            Ok(b) => b,
+            // Gone since the listing, or a directory: nothing to honour (git says nothing
+            // either).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory
+                ) =>
+            {
+                return Ok(None);
+            }
+            Err(e) => return Err(crate::walk::describe(&e)),
+        };
+        let cacheable = bytes.len() <= Cache::MAX_FILE;
+        if cacheable {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(m) = cache.compiled.get(bytes.as_slice()) {
+                return Ok(m.clone());
+            }
         }
-        Err(e) => return Err(crate::walk::describe(&e)),
-    };
-    let g = compile(&bytes, Path::new(std::ffi::OsStr::new("")))?;
-    Ok((!g.is_empty()).then_some(g))
-}
-
-fn compile_path(path: &Path) -> Result<Gitignore, String> {
-    let bytes = std::fs::read(path).map_err(|e| crate::walk::describe(&e))?;
-    compile(&bytes, path)
-}
-
-/// Compiles gitignore lines. The matcher's root is `/`, so that no relative path given
-/// to it is ever taken as starting with its root: paths are made relative here.
-fn compile(bytes: &[u8], from: &Path) -> Result<Gitignore, String> {
-    let mut b = GitignoreBuilder::new("/");
-    // A byte order mark at the start is not part of the first rule (git skips it too).
-    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let text = String::from_utf8_lossy(bytes);
-    for line in text.lines() {
-        // A line git cannot read either is skipped, as git does.
-        let _ = b.add_line(Some(from.to_path_buf()), line);
+        // Compiled outside the lock; another worker may compile the same content at the
+        // same time, and the first one in is kept.
+        let m = Matcher::compile(&bytes, Path::new(""))?.map(Arc::new);
+        if cacheable {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.bytes + bytes.len() <= Cache::MAX_BYTES {
+                cache.bytes += bytes.len();
+                cache
+                    .compiled
+                    .entry(bytes.into())
+                    .or_insert_with(|| m.clone());
+            }
+        }
+        Ok(m)
     }
-    b.build().map_err(|e| e.to_string())
 }
 
-#[cfg(unix)]
-fn as_path(bytes: &[u8]) -> &Path {
-    use std::os::unix::ffi::OsStrExt;
-    Path::new(std::ffi::OsStr::from_bytes(bytes))
-}
-
-#[cfg(not(unix))]
-fn as_path(bytes: &[u8]) -> &Path {
-    Path::new(std::str::from_utf8(bytes).unwrap_or(""))
+fn compile_path(path: &Path) -> Result<Option<Matcher>, String> {
+    let bytes = std::fs::read(path).map_err(|e| crate::walk::describe(&e))?;
+    Matcher::compile(&bytes, path)
 }
 
 #[cfg(test)]
@@ -489,10 +507,12 @@ mod tests {
     use super::*;
 
     fn ignored(rules: &[u8], path: &str, is_dir: bool) -> bool {
-        compile(rules, Path::new(""))
+        let name = path.rsplit('/').next().unwrap().as_bytes();
+        Matcher::compile(rules, Path::new(""))
             .unwrap()
-            .matched(Path::new(path), is_dir)
-            .is_ignore()
+            .unwrap()
+            .matched(&Subject::new(name, is_dir), path.as_bytes())
+            == Verdict::Ignore
     }
 
     /// The rules of each directory entered, by its path.
