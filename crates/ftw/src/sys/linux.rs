@@ -288,6 +288,7 @@ fn stat_impl(
             mtime_nsec: st.stx_mtime.tv_nsec,
             uid: st.stx_uid,
             gid: st.stx_gid,
+            rdev: rfs::makedev(st.stx_rdev_major, st.stx_rdev_minor),
         }),
         // No statx (old kernels, some sandboxes): the classic call answers the same.
         Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
@@ -305,6 +306,7 @@ fn stat_impl(
                 mtime_nsec: st.st_mtime_nsec as u32,
                 uid: st.st_uid,
                 gid: st.st_gid,
+                rdev: st.st_rdev as u64,
             })
         }
         Err(e) => Err(cvt(e)),
