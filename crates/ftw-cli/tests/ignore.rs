@@ -433,3 +433,96 @@ fn an_unreadable_ignore_file_is_reported_and_fails_the_run() {
         assert_eq!(r.code, 1, "-j{threads}");
     }
 }
+
+/// A submodule, whose `.git` is a file (`gitdir: ../.git/modules/sub`): a work tree of its
+/// own, as git sees it, from inside it (the search for the work tree stops at its top)
+/// and from the superproject (only its own git rules count in it), with its
+/// `info/exclude` read from its git directory.
+#[test]
+fn a_submodule_is_a_work_tree_with_its_own_rules() {
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (lib, top, home) = (
+        tmp.path().join("lib"),
+        tmp.path().join("super"),
+        tmp.path().join("home"),
+    );
+    for d in [&lib, &top, &home.join(".config/git")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+    std::fs::write(lib.join("README"), "x").unwrap();
+    let made = ok(git(&lib, &home).args(["init", "-q"]))
+        && ok(git(&lib, &home).args(["add", "README"]))
+        && ok(git(&lib, &home).args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ]))
+        && ok(git(&top, &home).args(["init", "-q"]))
+        && ok(git(&top, &home).args([
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            "../lib",
+            "sub",
+        ]));
+    if !made {
+        eprintln!("skipped: git submodule add failed");
+        return;
+    }
+    let sub = top.join("sub");
+    assert!(sub.join(".git").is_file());
+    let gitdir = top.join(".git/modules/sub");
+    assert!(gitdir.is_dir());
+    std::fs::create_dir_all(gitdir.join("info")).unwrap();
+    std::fs::write(gitdir.join("info/exclude"), "inner-excl\n").unwrap();
+    std::fs::write(top.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(top.join(".git/info/exclude"), "outer-excl\n").unwrap();
+    std::fs::create_dir_all(sub.join("d")).unwrap();
+    std::fs::write(sub.join("d/.gitignore"), "b.log\n").unwrap();
+    for f in [
+        "a.log",
+        "d/b.log",
+        "d/c.log",
+        "outer-excl",
+        "inner-excl",
+        "d/inner-excl",
+        "ok",
+    ] {
+        std::fs::write(sub.join(f), "").unwrap();
+    }
+    let want = git_files(&sub, &home);
+    assert!(
+        want.contains(&b"a.log"[..]) && !want.contains(&b"inner-excl"[..]),
+        "{}",
+        show_set(&want)
+    );
+    let want_from_top: BTreeSet<Vec<u8>> =
+        want.iter().map(|p| [&b"sub/"[..], p].concat()).collect();
+    for threads in ["1", "0"] {
+        assert_eq!(
+            show_set(&ftw_files(&sub, &home, threads)),
+            show_set(&want),
+            "from the submodule, -j{threads}"
+        );
+        let from_top: BTreeSet<Vec<u8>> = ftw_files(&top, &home, threads)
+            .into_iter()
+            .filter(|p| p.starts_with(b"sub/"))
+            .collect();
+        assert_eq!(
+            show_set(&from_top),
+            show_set(&want_from_top),
+            "from the superproject, -j{threads}"
+        );
+    }
+}

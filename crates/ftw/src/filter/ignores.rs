@@ -220,11 +220,22 @@ impl Ignore {
         // A work tree nested in the walk: git's rules from around it do not count in it;
         // its own info/exclude does.
         let nested_top = (has_git && parent.is_some()).then(|| {
-            // Nothing when .git is a file (a submodule's) or info/exclude is absent.
-            d.dir().and_then(|dir| {
-                self.compile_at(dir, c".git/info/exclude")
-                    .unwrap_or_default()
-            })
+            let dir = d.dir()?;
+            match dir.read_file_at(c".git") {
+                // A file: `gitdir: PATH` (a submodule's, or a worktree's), PATH relative
+                // to the directory.
+                Ok(link) => {
+                    let gitdir = git_dir_of_link(&link)?;
+                    let exclude = crate::walk::bytes_to_path(path.to_vec())
+                        .join(gitdir)
+                        .join("info/exclude");
+                    compile_path(&exclude).ok().flatten().map(Arc::new)
+                }
+                // A directory (or none readable): its info/exclude, if any.
+                Err(_) => self
+                    .compile_at(dir, c".git/info/exclude")
+                    .unwrap_or_default(),
+            }
         });
         if !self.opts.require_git {
             git = true;
@@ -309,7 +320,7 @@ impl Ignore {
                 }
             }
             if let Some((top, top_prefix)) = top {
-                let exclude = top.join(".git/info/exclude");
+                let exclude = git_dir(&top).join("info/exclude");
                 if exclude.is_file() {
                     // git init's, all comments, costs nothing per entry.
                     if let Ok(Some(g)) = compile_path(&exclude) {
@@ -405,6 +416,24 @@ impl Ignore {
         }
         false
     }
+}
+
+/// The git directory of the work tree whose top is `top`: `top/.git`, or where a `.git`
+/// file (a submodule's, a linked worktree's) points.
+fn git_dir(top: &Path) -> PathBuf {
+    let dot_git = top.join(".git");
+    match std::fs::read(&dot_git) {
+        Ok(link) => git_dir_of_link(&link).map_or(dot_git, |d| top.join(d)),
+        Err(_) => dot_git,
+    }
+}
+
+/// The path in a `.git` file (`gitdir: PATH`), relative to the file's directory unless
+/// absolute.
+fn git_dir_of_link(link: &[u8]) -> Option<PathBuf> {
+    let rest = link.strip_prefix(b"gitdir:")?;
+    let path = rest.trim_ascii();
+    (!path.is_empty()).then(|| crate::walk::bytes_to_path(path.to_vec()))
 }
 
 /// Directories above a root, each with the root's path relative to it.
