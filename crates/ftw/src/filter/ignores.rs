@@ -145,23 +145,33 @@ impl Cache {
 /// [`Ignore::enter`], shared by the walk below the directory.
 #[derive(Debug)]
 pub struct Rules {
-    parent: Option<Arc<Rules>>,
-    /// This directory's matchers, highest precedence first, each saying whether it is
-    /// git's (a `.gitignore`: it does not count inside a nested work tree).
-    own: Vec<(Arc<Matcher>, bool)>,
-    /// For the top of a work tree nested in the walk (a directory holding `.git`, below
-    /// the root): its `.git/info/exclude`, if it has rules. Its git rules and those
-    /// below it are the only ones that count below it, as git sees that work tree.
-    nested_top: Option<Option<Arc<Matcher>>>,
-    /// Where an entry's name starts in its path, for entries of this directory
-    /// (the directory's path and its slash).
-    rel_start: usize,
+    /// The matchers that apply to this directory's entries, highest precedence first:
+    /// this directory's, then its parent's, up to the root. Each is given with where
+    /// paths relative to its file start in an entry's path (its directory's path and a
+    /// slash), and whether it is git's (a `.gitignore`, an `info/exclude`: those of a
+    /// work tree around a work tree nested in the walk do not count in it, and are
+    /// left out below such a tree's top). Empty when this directory adds nothing: then
+    /// `same_as` has it.
+    chain: Vec<Link>,
+    /// The nearest ancestor that holds this directory's chain, when it adds nothing.
+    same_as: Option<Arc<Rules>>,
+    /// Where the innermost work tree nested in the walk above the entries starts in
+    /// their paths, if any: git's rules from above it no longer count.
+    nested: Option<usize>,
     /// The work tree's rules above the walk's root, if the root is in one.
     tree: Option<Arc<Tree>>,
     /// Whether `.gitignore` files count here.
     git: bool,
     /// Whether any matcher is in the chain (else only the hidden rule applies).
     any: bool,
+}
+
+/// One ignore file in a [`Rules`] chain.
+#[derive(Debug, Clone)]
+struct Link {
+    matcher: Arc<Matcher>,
+    rel_start: usize,
+    git: bool,
 }
 
 /// What holds for a whole root: the rules from above it (a work tree's top down to the
@@ -177,6 +187,16 @@ struct Tree {
     /// The root's path relative to the top of the work tree holding it (for git's
     /// global excludes file, whose rules are relative to the top).
     top_prefix: Vec<u8>,
+}
+
+impl Rules {
+    /// The matchers that apply to this directory's entries, highest precedence first.
+    fn chain(&self) -> &[Link] {
+        match &self.same_as {
+            Some(r) => &r.chain,
+            None => &self.chain,
+        }
+    }
 }
 
 impl Ignore {
@@ -264,16 +284,45 @@ impl Ignore {
                 }
             }
         }
-        let any = !own.is_empty()
-            || nested_top.as_ref().is_some_and(Option::is_some)
-            || parent.is_some_and(|p| p.any)
+        let is_nested_top = nested_top.is_some();
+        let exclude = nested_top.flatten();
+        let above = parent.map_or(&[][..], |p| p.chain());
+        let (chain, same_as) = match parent {
+            Some(p) if own.is_empty() && !is_nested_top => (
+                Vec::new(),
+                Some(p.same_as.clone().unwrap_or_else(|| p.clone())),
+            ),
+            _ => {
+                let mut links =
+                    Vec::with_capacity(own.len() + usize::from(exclude.is_some()) + above.len());
+                links.extend(own.into_iter().map(|(matcher, git)| Link {
+                    matcher,
+                    rel_start,
+                    git,
+                }));
+                links.extend(exclude.map(|matcher| Link {
+                    matcher,
+                    rel_start,
+                    git: true,
+                }));
+                // Below a nested work tree's top, git's rules from around it are gone.
+                links.extend(above.iter().filter(|l| !is_nested_top || !l.git).cloned());
+                (links, None)
+            }
+        };
+        let nested = if is_nested_top {
+            Some(rel_start)
+        } else {
+            parent.and_then(|p| p.nested)
+        };
+        let any = !chain.is_empty()
+            || same_as.as_ref().is_some_and(|r| !r.chain.is_empty())
             || tree.as_ref().is_some_and(|t| !t.above.is_empty())
             || self.global.is_some() && git;
         Arc::new(Rules {
-            parent: parent.cloned(),
-            own,
-            nested_top,
-            rel_start,
+            chain,
+            same_as,
+            nested,
             tree,
             git,
             any,
@@ -356,37 +405,54 @@ impl Ignore {
         if !rules.any {
             return false;
         }
-        scratch.clear();
-        e.write_path(scratch);
-        let end = scratch.len();
-        let subject = Subject::new(name, e.is_dir());
-        // Where the innermost work tree nested in the walk starts in the path, once
-        // passed going up: git's rules above it no longer count.
-        let mut nested: Option<usize> = None;
-        let mut r = Some(rules);
-        while let Some(level) = r {
-            let rel = &scratch[level.rel_start.min(end)..end];
-            let past_nested = nested.is_some();
-            let own = level.own.iter().filter(|(_, git)| !git || !past_nested);
-            let exclude = match (&level.nested_top, nested) {
-                (Some(exclude), None) => {
-                    nested = Some(level.rel_start);
-                    exclude.as_ref()
-                }
-                _ => None,
-            };
-            for g in own.map(|(g, _)| g).chain(exclude) {
-                match g.matched(&subject, rel) {
-                    Verdict::Ignore => return true,
-                    Verdict::Keep => return false,
-                    Verdict::None => {}
-                }
+        // The entry's path is written in `scratch` only when a rule needs it: a rule
+        // of its own directory sees its name, and most ignore files have no rule
+        // with a path of the length asked about.
+        let parent = e.parent_path();
+        let end =
+            parent.len() + usize::from(!parent.is_empty() && !parent.ends_with(b"/")) + name.len();
+        let own_start = end - name.len();
+        let mut built = false;
+        let mut build = |scratch: &mut Vec<u8>| {
+            if !std::mem::replace(&mut built, true) {
+                scratch.clear();
+                e.write_path(scratch);
             }
-            r = level.parent.as_deref();
+        };
+        let subject = Subject::new(name, e.is_dir());
+        // A file of simple rules whose name rules said nothing of the entry at a deeper
+        // level: the same content at a level above (the same compiled matcher) has only
+        // its path rules to try.
+        let mut names_said_nothing: *const Matcher = std::ptr::null();
+        for link in rules.chain() {
+            let g = &*link.matcher;
+            let start = link.rel_start.min(end);
+            let names = !std::ptr::eq(g, names_said_nothing);
+            let rel = if start == own_start {
+                Some(name)
+            } else if g.wants_path(end - start) {
+                build(scratch);
+                Some(&scratch[start..end])
+            } else if !names {
+                // Said nothing of the name below, and has no rule for the path.
+                continue;
+            } else {
+                None
+            };
+            match g.matched(&subject, rel, names) {
+                Verdict::Ignore => return true,
+                Verdict::Keep => return false,
+                Verdict::None => names_said_nothing = g,
+            }
         }
+        let nested = rules.nested;
         let Some(tree) = &rules.tree else {
             return false;
         };
+        if tree.above.is_empty() && (self.global.is_none() || !rules.git) {
+            return false;
+        }
+        build(scratch);
         // The paths relative to the rules above the root are made after the entry's own
         // path, in the same buffer: no allocation per entry.
         let below_root = tree.root_rel_start.min(end)..end;
@@ -394,7 +460,7 @@ impl Ignore {
             scratch.truncate(end);
             scratch.extend_from_slice(prefix);
             scratch.extend_from_within(below_root.clone());
-            match g.matched(&subject, &scratch[end..]) {
+            match g.matched(&subject, Some(&scratch[end..]), true) {
                 Verdict::Ignore => return true,
                 Verdict::Keep => return false,
                 Verdict::None => {}
@@ -410,7 +476,7 @@ impl Ignore {
                     scratch.extend_from_within(below_root);
                 }
             }
-            if g.matched(&subject, &scratch[end..]) == Verdict::Ignore {
+            if g.matched(&subject, Some(&scratch[end..]), true) == Verdict::Ignore {
                 return true;
             }
         }
@@ -540,7 +606,7 @@ mod tests {
         Matcher::compile(rules, Path::new(""))
             .unwrap()
             .unwrap()
-            .matched(&Subject::new(name, is_dir), path.as_bytes())
+            .matched(&Subject::new(name, is_dir), Some(path.as_bytes()), true)
             == Verdict::Ignore
     }
 

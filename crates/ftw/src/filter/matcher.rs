@@ -25,25 +25,17 @@ pub(super) enum Verdict {
     Keep,
 }
 
-/// The entry a matcher is asked about, the parts of its name computed once for all the
-/// files whose rules apply to it.
+/// The entry a matcher is asked about.
 pub(super) struct Subject<'a> {
     /// Its name.
     pub name: &'a [u8],
-    /// The bytes after the last dot of its name, if any.
-    pub ext: Option<&'a [u8]>,
     /// Whether it is a directory (rules ending in `/` apply to directories only).
     pub is_dir: bool,
 }
 
 impl<'a> Subject<'a> {
     pub fn new(name: &'a [u8], is_dir: bool) -> Subject<'a> {
-        let ext = name
-            .iter()
-            .rposition(|&b| b == b'.')
-            .map(|dot| &name[dot + 1..])
-            .filter(|e| !e.is_empty());
-        Subject { name, ext, is_dir }
+        Subject { name, is_dir }
     }
 }
 
@@ -171,10 +163,11 @@ impl Simple {
     }
 
     /// The last rule that matches the entry, `rel` being its path relative to the file's
-    /// directory.
+    /// directory (`None`: no path rule has its length), `names` whether to try the
+    /// rules of names, extensions and endings.
     #[inline]
-    fn matched(&self, s: &Subject<'_>, rel: &[u8]) -> Verdict {
-        let mut best: Option<Rule> = self.names.last(s.name, s.is_dir);
+    fn matched(&self, s: &Subject<'_>, rel: Option<&[u8]>, names: bool) -> Verdict {
+        let mut best: Option<Rule> = None;
         let mut consider = |r: Option<Rule>| {
             if let Some(r) = r {
                 if best.is_none_or(|b| r.index > b.index) {
@@ -182,17 +175,31 @@ impl Simple {
                 }
             }
         };
-        if let Some(ext) = s.ext {
-            consider(self.exts.last(ext, s.is_dir));
+        if names {
+            consider(self.names.last(s.name, s.is_dir));
+            if self.exts.lens != 0 {
+                // The last dot is looked for only as far back as the longest extension.
+                let longest = 63 - self.exts.lens.leading_zeros() as usize;
+                let from = if longest == 63 {
+                    0
+                } else {
+                    s.name.len().saturating_sub(longest + 1)
+                };
+                if let Some(dot) = s.name[from..].iter().rposition(|&b| b == b'.') {
+                    consider(self.exts.last(&s.name[from + dot + 1..], s.is_dir));
+                }
+            }
+            consider(
+                self.suffixes
+                    .iter()
+                    .rev()
+                    .find(|(x, r)| r.applies(s.is_dir) && s.name.ends_with(x))
+                    .map(|(_, r)| *r),
+            );
         }
-        consider(
-            self.suffixes
-                .iter()
-                .rev()
-                .find(|(x, r)| r.applies(s.is_dir) && s.name.ends_with(x))
-                .map(|(_, r)| *r),
-        );
-        consider(self.paths.last(rel, s.is_dir));
+        if let Some(rel) = rel {
+            consider(self.paths.last(rel, s.is_dir));
+        }
         match best {
             None => Verdict::None,
             Some(r) if r.keep => Verdict::Keep,
@@ -224,13 +231,25 @@ impl Matcher {
         Ok((!g.is_empty()).then_some(Matcher::Full(g)))
     }
 
-    /// What the rules say of the entry `s`, whose path relative to the file's directory
-    /// is `rel`.
+    /// Whether [`Matcher::matched`] needs the path of an entry whose path relative to
+    /// the file's directory has `len` bytes.
     #[inline]
-    pub fn matched(&self, s: &Subject<'_>, rel: &[u8]) -> Verdict {
+    pub fn wants_path(&self, len: usize) -> bool {
         match self {
-            Matcher::Simple(simple) => simple.matched(s, rel),
-            Matcher::Full(g) => match g.matched(as_path(rel), s.is_dir) {
+            Matcher::Simple(simple) => simple.paths.lens & len_bit(len) != 0,
+            Matcher::Full(_) => true,
+        }
+    }
+
+    /// What the rules say of the entry `s`, whose path relative to the file's directory
+    /// is `rel`, which may be `None` where [`Matcher::wants_path`] says it is not
+    /// needed. Without `names`, the caller knows that the rules of names, extensions
+    /// and endings of this file of simple rules say nothing of the entry.
+    #[inline]
+    pub fn matched(&self, s: &Subject<'_>, rel: Option<&[u8]>, names: bool) -> Verdict {
+        match self {
+            Matcher::Simple(simple) => simple.matched(s, rel, names),
+            Matcher::Full(g) => match g.matched(as_path(rel.unwrap_or(s.name)), s.is_dir) {
                 Match::None => Verdict::None,
                 Match::Ignore(_) => Verdict::Ignore,
                 Match::Whitelist(_) => Verdict::Keep,
@@ -270,7 +289,11 @@ mod tests {
 
     fn full(rules: &str, rel: &str, is_dir: bool) -> Verdict {
         let g = compile_full(rules.as_bytes(), Path::new("")).unwrap();
-        Matcher::Full(g).matched(&Subject::new(name_of(rel), is_dir), rel.as_bytes())
+        Matcher::Full(g).matched(
+            &Subject::new(name_of(rel), is_dir),
+            Some(rel.as_bytes()),
+            true,
+        )
     }
 
     fn name_of(rel: &str) -> &[u8] {
@@ -280,7 +303,19 @@ mod tests {
     fn compiled(rules: &str, rel: &str, is_dir: bool) -> Verdict {
         match Matcher::compile(rules.as_bytes(), Path::new("")).unwrap() {
             None => Verdict::None,
-            Some(m) => m.matched(&Subject::new(name_of(rel), is_dir), rel.as_bytes()),
+            Some(m) => {
+                let s = Subject::new(name_of(rel), is_dir);
+                let full = m.matched(&s, Some(rel.as_bytes()), true);
+                // The path is asked for whenever a path rule could match.
+                if !m.wants_path(rel.len()) {
+                    assert_eq!(full, m.matched(&s, None, true), "{rules:?} {rel}");
+                }
+                // Names said nothing: the path rules alone give the same answer.
+                if m.matched(&s, None, true) == Verdict::None {
+                    assert_eq!(full, m.matched(&s, Some(rel.as_bytes()), false));
+                }
+                full
+            }
         }
     }
 
