@@ -9,8 +9,14 @@
 //! ([`IgnoreOptions::ignore_file`]), relative to the roots. In a work tree nested in the
 //! walk (a directory holding `.git`), only its own git rules count, as git sees it: its
 //! `.gitignore` files and `.git/info/exclude`, not those of the tree around it
-//! (`.ignore` and `.ftwignore` files still do). Whether a directory holds
-//! an ignore file is read from its listing, so a directory without any costs nothing.
+//! (`.ignore` and `.ftwignore` files still do). A `.git` file (a submodule's, `gitdir:
+//! PATH`) makes a work tree's top too, its `info/exclude` read from PATH. Whether a
+//! directory holds an ignore file is read from its listing, so a directory without any
+//! costs nothing.
+//!
+//! An ignore file is compiled once per content (the same rules in many directories
+//! share one matcher, which takes paths relative to its file's directory); a file of
+//! simple rules is compiled into hash lookups (see `matcher`).
 
 use super::matcher::{Matcher, Subject, Verdict};
 use crate::sys::Dir;
