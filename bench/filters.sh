@@ -17,7 +17,7 @@ export PATH="${PEERS:-/opt/peers}/bin:$PATH"
 out="$here/out"
 mkdir -p "$out" "$SCRATCH"
 (cd "$repo" && cargo build --release -q)
-export PATH="$repo/target/release:$PATH"
+export PATH="${CARGO_TARGET_DIR:-$repo/target}/release:$PATH"
 for t in fd find git hyperfine; do
   command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 1; }
 done

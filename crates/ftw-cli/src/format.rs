@@ -185,6 +185,11 @@ impl Format {
                 Piece::Dir => names.text(dir_of(e), out),
                 Piece::Depth => push_num(out, e.depth() as u64, 0),
                 Piece::Type => out.push(type_letter(e.file_type())),
+                Piece::Size if self.long && is_device(e.file_type()) => {
+                    // As ls: the device's numbers, not its size.
+                    let (major, minor) = major_minor(m.rdev);
+                    out.extend_from_slice(format!("{:>8}", format!("{major}, {minor}")).as_bytes())
+                }
                 Piece::Size => push_num(out, m.size, if self.long { 8 } else { 0 }),
                 Piece::ModeOctal => {
                     out.extend_from_slice(format!("{:o}", m.mode & 0o7777).as_bytes())
@@ -283,6 +288,24 @@ fn type_letter(t: FileType) -> u8 {
         FileType::Socket => b's',
         FileType::Unknown => b'U',
     }
+}
+
+fn is_device(t: FileType) -> bool {
+    matches!(t, FileType::BlockDevice | FileType::CharDevice)
+}
+
+/// A device number's major and minor numbers (glibc's encoding of `dev_t`).
+#[cfg(target_os = "linux")]
+fn major_minor(rdev: u64) -> (u64, u64) {
+    let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
+    let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
+    (major, minor)
+}
+
+/// A device number's major and minor numbers (the BSDs' and macOS's encoding).
+#[cfg(not(target_os = "linux"))]
+fn major_minor(rdev: u64) -> (u64, u64) {
+    ((rdev >> 24) & 0xff, rdev & 0xff_ffff)
 }
 
 fn push_num(out: &mut Vec<u8>, n: u64, width: usize) {

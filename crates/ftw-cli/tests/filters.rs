@@ -442,6 +442,42 @@ fn format_writes_what_find_printf_writes() {
 }
 
 #[test]
+fn long_lines_of_devices_show_their_numbers_as_ls_does() {
+    use std::os::unix::fs::FileTypeExt;
+    let devices: Vec<&str> = ["/dev/null", "/dev/zero", "/dev/loop0"]
+        .into_iter()
+        .filter(|d| {
+            std::fs::symlink_metadata(d)
+                .is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_block_device())
+        })
+        .collect();
+    if devices.is_empty() {
+        eprintln!("skipped: no device file in /dev");
+        return;
+    }
+    let squeeze = |s: &[u8]| {
+        String::from_utf8_lossy(s)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for dev in devices {
+        let r =
+            run(Command::new(ftw_bin()).args(["find", "-l", "--min-depth", "0", "-d", "0", dev]));
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        let ls = Command::new("ls")
+            .env("LC_ALL", "C")
+            .args(["-ld", dev])
+            .output()
+            .unwrap();
+        let want = squeeze(&ls.stdout);
+        // ls writes "major, minor" where a file's size goes.
+        assert!(want.contains(", "), "{want}");
+        assert_eq!(squeeze(&r.stdout), want);
+    }
+}
+
+#[test]
 fn long_lines_are_what_ls_writes() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("t");

@@ -105,6 +105,41 @@ fn git(dir: &Path, home: &Path) -> Command {
 /// with random rules in some directories, `.git/info/exclude` and a global excludes file,
 /// nothing staged (git would list a tracked file whatever the rules say).
 fn make_repo(root: &Path, home: &Path, seed: u64) -> bool {
+    make_repo_with(root, home, seed, &|rng| {
+        let rules: Vec<&str> = (0..6).map(|_| *rng.pick(RULES)).collect();
+        rules.join("\n") + "\n"
+    })
+}
+
+/// Simple rules only (literal names, `*.ext`, literal endings, anchored literal paths,
+/// directory-only and negated ones), which ftw compiles into hash lookups.
+const SIMPLE_RULES: &[&str] = &[
+    "*.log",
+    "!keep.log",
+    "build/",
+    "/src/a",
+    "x.o",
+    "foo/",
+    "node_modules",
+    "!node_modules/",
+    "/Makefile",
+    "*.rs",
+    "!lib.rs",
+    "src/",
+    "!src/",
+    "a/",
+    "/b",
+    "deep/main.rs",
+    "!a1",
+    "*1",
+    "cache",
+    "!cache/",
+    "/docs/",
+    "b2",
+];
+
+/// Like [`make_repo`], with the rules of each `.gitignore` made by `rules`.
+fn make_repo_with(root: &Path, home: &Path, seed: u64, rules: &dyn Fn(&mut Rng) -> String) -> bool {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     std::fs::create_dir_all(root).unwrap();
     std::fs::create_dir_all(home.join(".config/git")).unwrap();
@@ -131,8 +166,7 @@ fn make_repo(root: &Path, home: &Path, seed: u64) -> bool {
             }
         }
         if rng.chance(45) {
-            let rules: Vec<&str> = (0..6).map(|_| *rng.pick(RULES)).collect();
-            std::fs::write(d.join(".gitignore"), rules.join("\n") + "\n").unwrap();
+            std::fs::write(d.join(".gitignore"), rules(&mut rng)).unwrap();
         }
     }
     let exclude: Vec<&str> = (0..2).map(|_| *rng.pick(RULES)).collect();
@@ -193,6 +227,32 @@ fn show_set(s: &BTreeSet<Vec<u8>>) -> String {
 
 #[test]
 fn ignore_rules_list_what_git_lists() {
+    compare_with_git(&|root, home, seed| make_repo(root, home, seed));
+}
+
+/// Ignore files of simple rules (hash lookups in ftw), a few contents shared by many
+/// directories (compiled once in ftw, matched relative to each directory: `/b` in one
+/// directory is not `/b` in another), each content holding negations.
+#[test]
+fn shared_simple_ignore_files_list_what_git_lists() {
+    compare_with_git(&|root, home, seed| {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+        let contents: Vec<String> = (0..3)
+            .map(|_| {
+                let mut rules: Vec<&str> = (0..5).map(|_| *rng.pick(SIMPLE_RULES)).collect();
+                rules.push(*rng.pick(&["!keep.log", "!lib.rs", "!src/", "!a1"]));
+                rules.join("\n") + "\n"
+            })
+            .collect();
+        make_repo_with(root, home, seed, &|rng: &mut Rng| {
+            rng.pick(&contents).clone()
+        })
+    });
+}
+
+/// Makes repositories with `make` (seeds 1 to 30) and compares ftw's listing with git's,
+/// from the top and from subdirectories, serially and in parallel.
+fn compare_with_git(make: &dyn Fn(&Path, &Path, u64) -> bool) {
     if Command::new("git").arg("--version").output().is_err() {
         eprintln!("skipped: git is not installed");
         return;
@@ -201,7 +261,7 @@ fn ignore_rules_list_what_git_lists() {
     for seed in 1..=30u64 {
         let tmp = tempfile::tempdir().unwrap();
         let (root, home) = (tmp.path().join("repo"), tmp.path().join("home"));
-        if !make_repo(&root, &home, seed) {
+        if !make(&root, &home, seed) {
             eprintln!("skipped: git init failed");
             return;
         }
@@ -374,5 +434,98 @@ fn an_unreadable_ignore_file_is_reported_and_fails_the_run() {
         );
         assert!(String::from_utf8_lossy(&r.stdout).contains("sub/a"));
         assert_eq!(r.code, 1, "-j{threads}");
+    }
+}
+
+/// A submodule, whose `.git` is a file (`gitdir: ../.git/modules/sub`): a work tree of its
+/// own, as git sees it, from inside it (the search for the work tree stops at its top)
+/// and from the superproject (only its own git rules count in it), with its
+/// `info/exclude` read from its git directory.
+#[test]
+fn a_submodule_is_a_work_tree_with_its_own_rules() {
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (lib, top, home) = (
+        tmp.path().join("lib"),
+        tmp.path().join("super"),
+        tmp.path().join("home"),
+    );
+    for d in [&lib, &top, &home.join(".config/git")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+    std::fs::write(lib.join("README"), "x").unwrap();
+    let made = ok(git(&lib, &home).args(["init", "-q"]))
+        && ok(git(&lib, &home).args(["add", "README"]))
+        && ok(git(&lib, &home).args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ]))
+        && ok(git(&top, &home).args(["init", "-q"]))
+        && ok(git(&top, &home).args([
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            "../lib",
+            "sub",
+        ]));
+    if !made {
+        eprintln!("skipped: git submodule add failed");
+        return;
+    }
+    let sub = top.join("sub");
+    assert!(sub.join(".git").is_file());
+    let gitdir = top.join(".git/modules/sub");
+    assert!(gitdir.is_dir());
+    std::fs::create_dir_all(gitdir.join("info")).unwrap();
+    std::fs::write(gitdir.join("info/exclude"), "inner-excl\n").unwrap();
+    std::fs::write(top.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(top.join(".git/info/exclude"), "outer-excl\n").unwrap();
+    std::fs::create_dir_all(sub.join("d")).unwrap();
+    std::fs::write(sub.join("d/.gitignore"), "b.log\n").unwrap();
+    for f in [
+        "a.log",
+        "d/b.log",
+        "d/c.log",
+        "outer-excl",
+        "inner-excl",
+        "d/inner-excl",
+        "ok",
+    ] {
+        std::fs::write(sub.join(f), "").unwrap();
+    }
+    let want = git_files(&sub, &home);
+    assert!(
+        want.contains(&b"a.log"[..]) && !want.contains(&b"inner-excl"[..]),
+        "{}",
+        show_set(&want)
+    );
+    let want_from_top: BTreeSet<Vec<u8>> =
+        want.iter().map(|p| [&b"sub/"[..], p].concat()).collect();
+    for threads in ["1", "0"] {
+        assert_eq!(
+            show_set(&ftw_files(&sub, &home, threads)),
+            show_set(&want),
+            "from the submodule, -j{threads}"
+        );
+        let from_top: BTreeSet<Vec<u8>> = ftw_files(&top, &home, threads)
+            .into_iter()
+            .filter(|p| p.starts_with(b"sub/"))
+            .collect();
+        assert_eq!(
+            show_set(&from_top),
+            show_set(&want_from_top),
+            "from the superproject, -j{threads}"
+        );
     }
 }

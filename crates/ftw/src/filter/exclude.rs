@@ -4,8 +4,8 @@
 use super::PatternError;
 use crate::walk::Entry;
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use rustc_hash::FxHashSet;
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::path::Path;
 
 /// Exclusion globs, as `fd --exclude` and `find -prune` use them. A glob without a `/`
@@ -13,8 +13,9 @@ use std::path::Path;
 /// path, at a component's start (`src/gen` excludes `./a/src/gen`; `*` does not cross a
 /// `/`; `**` does). Case matters.
 ///
-/// Simple name globs (a literal name, `*.ext`, `prefix*`, `*suffix`) are sorted out
-/// first: a hash lookup or a comparison, not a glob matcher per name.
+/// Simple name globs (a literal name, `*.ext`, `prefix*`, `*suffix`, and a group of
+/// literal alternatives written out into those, like `*.{c,h}`) are sorted out first: a
+/// hash lookup or a comparison, not a glob matcher per name.
 ///
 /// ```
 /// use ftw::filter::Excludes;
@@ -28,12 +29,84 @@ use std::path::Path;
 pub struct Excludes {
     /// Name globs sorted by kind: a literal name or an extension is one hash lookup,
     /// a prefix or suffix a comparison; only the rest go through the glob matcher.
-    literal: HashSet<Vec<u8>>,
-    extensions: HashSet<Vec<u8>>,
+    literal: Lookup,
+    extensions: Lookup,
     prefixes: Vec<Vec<u8>>,
     suffixes: Vec<Vec<u8>>,
     names: Option<GlobSet>,
     paths: Option<GlobSet>,
+}
+
+/// A set of literals (names or extensions): one of up to 7 bytes is packed into a `u64`
+/// with its length, whose FxHash is one multiplication; longer ones are FxHash'ed as
+/// bytes. A lookup is skipped when no literal has the length asked about.
+#[derive(Clone, Debug, Default)]
+struct Lookup {
+    short: FxHashSet<u64>,
+    long: FxHashSet<Box<[u8]>>,
+    /// Bit `min(len, 63)` set for each literal's length.
+    lens: u64,
+}
+
+/// The bytes of `key` and its length in the top byte, if it has at most 7 bytes.
+#[inline]
+fn pack(key: &[u8]) -> Option<u64> {
+    if key.len() > 7 {
+        return None;
+    }
+    // Byte by byte: a copy of a variable length would be a call to memcpy.
+    let mut k = (key.len() as u64) << 56;
+    for (i, &b) in key.iter().enumerate() {
+        k |= u64::from(b) << (8 * i);
+    }
+    Some(k)
+}
+
+impl Lookup {
+    fn insert(&mut self, key: &[u8]) {
+        self.lens |= 1 << key.len().min(63);
+        match pack(key) {
+            Some(k) => self.short.insert(k),
+            None => self.long.insert(key.into()),
+        };
+    }
+
+    #[inline]
+    fn contains(&self, key: &[u8]) -> bool {
+        if self.lens & (1 << key.len().min(63)) == 0 {
+            return false;
+        }
+        match pack(key) {
+            Some(k) => self.short.contains(&k),
+            None => self.long.contains(key),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lens == 0
+    }
+}
+
+/// A name glob with one group of literal alternatives (`*.{c,h}`, `{arch}`) written out,
+/// one glob for each (as globset reads the group); `None` for any other glob.
+fn expand_braces(glob: &str) -> Option<Vec<String>> {
+    let open = glob.find('{')?;
+    let close = open + glob[open..].find('}')?;
+    let (head, inner, tail) = (&glob[..open], &glob[open + 1..close], &glob[close + 1..]);
+    let plain = |s: &str| !s.contains(['{', '}', '[', ']', '\\']);
+    if !plain(head) || !plain(tail) || !plain(inner) || inner.contains(['*', '?']) {
+        return None;
+    }
+    let alternatives: Vec<&str> = inner.split(',').collect();
+    if alternatives.iter().any(|a| a.is_empty()) {
+        return None;
+    }
+    Some(
+        alternatives
+            .iter()
+            .map(|a| format!("{head}{a}{tail}"))
+            .collect(),
+    )
 }
 
 /// Whether a glob byte is special.
@@ -76,8 +149,8 @@ impl Excludes {
         let mut paths = GlobSetBuilder::new();
         let mut any_path = false;
         let mut any_name = false;
-        let mut literal = HashSet::new();
-        let mut extensions = HashSet::new();
+        let mut literal = Lookup::default();
+        let mut extensions = Lookup::default();
         let (mut prefixes, mut suffixes) = (Vec::new(), Vec::new());
         for g in globs {
             let err = |e: globset::Error| PatternError {
@@ -94,24 +167,23 @@ impl Excludes {
                 };
                 (&mut paths, source)
             } else {
-                match simple(trimmed.as_bytes()) {
-                    Some(Simple::Literal(l)) => {
-                        literal.insert(l.to_vec());
-                        continue;
+                let expanded = expand_braces(trimmed);
+                let alternatives: Vec<&str> = match &expanded {
+                    Some(v) => v.iter().map(String::as_str).collect(),
+                    None => vec![trimmed],
+                };
+                let kinds: Option<Vec<Simple<'_>>> =
+                    alternatives.iter().map(|a| simple(a.as_bytes())).collect();
+                if let Some(kinds) = kinds {
+                    for kind in kinds {
+                        match kind {
+                            Simple::Literal(l) => literal.insert(l),
+                            Simple::Extension(e) => extensions.insert(e),
+                            Simple::Prefix(p) => prefixes.push(p.to_vec()),
+                            Simple::Suffix(x) => suffixes.push(x.to_vec()),
+                        }
                     }
-                    Some(Simple::Extension(e)) => {
-                        extensions.insert(e.to_vec());
-                        continue;
-                    }
-                    Some(Simple::Prefix(p)) => {
-                        prefixes.push(p.to_vec());
-                        continue;
-                    }
-                    Some(Simple::Suffix(x)) => {
-                        suffixes.push(x.to_vec());
-                        continue;
-                    }
-                    None => {}
+                    continue;
                 }
                 any_name = true;
                 (&mut names, Cow::Borrowed(trimmed))
@@ -140,19 +212,35 @@ impl Excludes {
     }
 
     /// Whether a name is excluded (by a glob without `/`).
+    #[inline]
     pub fn is_match_name(&self, name: &[u8]) -> bool {
         if self.literal.contains(name) {
             return true;
         }
         if !self.extensions.is_empty() {
-            if let Some(dot) = name.iter().rposition(|&b| b == b'.') {
-                if dot + 1 < name.len() && self.extensions.contains(&name[dot + 1..]) {
+            // With extensions of up to 7 bytes only, the last dot is looked for in the
+            // last 8 bytes of the name.
+            let from = if self.extensions.long.is_empty() {
+                name.len().saturating_sub(8)
+            } else {
+                0
+            };
+            if let Some(dot) = name[from..].iter().rposition(|&b| b == b'.') {
+                if self.extensions.contains(&name[from + dot + 1..]) {
                     return true;
                 }
             }
         }
-        if self.prefixes.iter().any(|p| name.starts_with(p))
-            || self.suffixes.iter().any(|x| name.ends_with(x))
+        // The first (last) byte first: most names differ there, and the comparison of
+        // the rest is a call to bcmp.
+        if self
+            .prefixes
+            .iter()
+            .any(|p| p.first().is_none_or(|b| name.first() == Some(b)) && name.starts_with(p))
+            || self
+                .suffixes
+                .iter()
+                .any(|x| x.last().is_none_or(|b| name.last() == Some(b)) && name.ends_with(x))
         {
             return true;
         }

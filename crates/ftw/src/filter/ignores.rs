@@ -9,16 +9,22 @@
 //! ([`IgnoreOptions::ignore_file`]), relative to the roots. In a work tree nested in the
 //! walk (a directory holding `.git`), only its own git rules count, as git sees it: its
 //! `.gitignore` files and `.git/info/exclude`, not those of the tree around it
-//! (`.ignore` and `.ftwignore` files still do). Whether a directory holds
-//! an ignore file is read from its listing, so a directory without any costs nothing.
+//! (`.ignore` and `.ftwignore` files still do). A `.git` file (a submodule's, `gitdir:
+//! PATH`) makes a work tree's top too, its `info/exclude` read from PATH. Whether a
+//! directory holds an ignore file is read from its listing, so a directory without any
+//! costs nothing.
+//!
+//! An ignore file is compiled once per content (the same rules in many directories
+//! share one matcher, which takes paths relative to its file's directory); a file of
+//! simple rules is compiled into hash lookups (see `matcher`).
 
+use super::matcher::{Matcher, Subject, Verdict};
 use crate::sys::Dir;
 use crate::walk::{DirEvent, Entry};
-use ::ignore::Match;
-use ::ignore::gitignore::{Gitignore, GitignoreBuilder};
+use rustc_hash::FxHashMap;
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// What an [`Ignore`] honours.
 #[derive(Clone, Debug)]
@@ -122,30 +128,56 @@ pub struct IgnoreError {
 #[derive(Debug)]
 pub struct Ignore {
     opts: IgnoreOptions,
-    global: Option<Gitignore>,
+    global: Option<Matcher>,
+    /// Ignore files compiled so far, by their content: the same rules in many
+    /// directories are compiled once (a matcher takes paths relative to its file's
+    /// directory, so one serves them all).
+    cache: Mutex<Cache>,
+}
+
+/// Compiled ignore files by content, up to [`Cache::MAX_BYTES`] of content in all.
+#[derive(Debug, Default)]
+struct Cache {
+    compiled: FxHashMap<Box<[u8]>, Option<Arc<Matcher>>>,
+    bytes: usize,
+}
+
+impl Cache {
+    const MAX_BYTES: usize = 1 << 20;
+    const MAX_FILE: usize = 16 << 10;
 }
 
 /// A directory's rules, and through its parent those of its ancestors: made by
 /// [`Ignore::enter`], shared by the walk below the directory.
 #[derive(Debug)]
 pub struct Rules {
-    parent: Option<Arc<Rules>>,
-    /// This directory's matchers, highest precedence first, each saying whether it is
-    /// git's (a `.gitignore`: it does not count inside a nested work tree).
-    own: Vec<(Gitignore, bool)>,
-    /// For the top of a work tree nested in the walk (a directory holding `.git`, below
-    /// the root): its `.git/info/exclude`, if it has rules. Its git rules and those
-    /// below it are the only ones that count below it, as git sees that work tree.
-    nested_top: Option<Option<Gitignore>>,
-    /// Where an entry's name starts in its path, for entries of this directory
-    /// (the directory's path and its slash).
-    rel_start: usize,
+    /// The matchers that apply to this directory's entries, highest precedence first:
+    /// this directory's, then its parent's, up to the root. Each is given with where
+    /// paths relative to its file start in an entry's path (its directory's path and a
+    /// slash), and whether it is git's (a `.gitignore`, an `info/exclude`: those of a
+    /// work tree around a work tree nested in the walk do not count in it, and are
+    /// left out below such a tree's top). Empty when this directory adds nothing: then
+    /// `same_as` has it.
+    chain: Vec<Link>,
+    /// The nearest ancestor that holds this directory's chain, when it adds nothing.
+    same_as: Option<Arc<Rules>>,
+    /// Where the innermost work tree nested in the walk above the entries starts in
+    /// their paths, if any: git's rules from above it no longer count.
+    nested: Option<usize>,
     /// The work tree's rules above the walk's root, if the root is in one.
     tree: Option<Arc<Tree>>,
     /// Whether `.gitignore` files count here.
     git: bool,
     /// Whether any matcher is in the chain (else only the hidden rule applies).
     any: bool,
+}
+
+/// One ignore file in a [`Rules`] chain.
+#[derive(Debug, Clone)]
+struct Link {
+    matcher: Arc<Matcher>,
+    rel_start: usize,
+    git: bool,
 }
 
 /// What holds for a whole root: the rules from above it (a work tree's top down to the
@@ -155,12 +187,22 @@ pub struct Rules {
 struct Tree {
     /// Matchers with the prefix that makes a path below the root relative to them,
     /// deepest first, and whether they are git's (`.gitignore`, `info/exclude`).
-    above: Vec<(Gitignore, Vec<u8>, bool)>,
+    above: Vec<(Matcher, Vec<u8>, bool)>,
     /// Where paths below the root start in an entry's path.
     root_rel_start: usize,
     /// The root's path relative to the top of the work tree holding it (for git's
     /// global excludes file, whose rules are relative to the top).
     top_prefix: Vec<u8>,
+}
+
+impl Rules {
+    /// The matchers that apply to this directory's entries, highest precedence first.
+    fn chain(&self) -> &[Link] {
+        match &self.same_as {
+            Some(r) => &r.chain,
+            None => &self.chain,
+        }
+    }
 }
 
 impl Ignore {
@@ -169,12 +211,15 @@ impl Ignore {
         let global = if opts.files {
             ::ignore::gitignore::gitconfig_excludes_path()
                 .filter(|p| p.is_file())
-                .and_then(|p| compile_path(&p).ok())
-                .filter(|g| !g.is_empty())
+                .and_then(|p| compile_path(&p).ok().flatten())
         } else {
             None
         };
-        Ignore { opts, global }
+        Ignore {
+            opts,
+            global,
+            cache: Mutex::default(),
+        }
     }
 
     /// The rules of the directory being entered: its parent's (`None` for a root, whose
@@ -201,9 +246,22 @@ impl Ignore {
         // A work tree nested in the walk: git's rules from around it do not count in it;
         // its own info/exclude does.
         let nested_top = (has_git && parent.is_some()).then(|| {
-            // Nothing when .git is a file (a submodule's) or info/exclude is absent.
-            d.dir()
-                .and_then(|dir| compile_at(dir, c".git/info/exclude").unwrap_or_default())
+            let dir = d.dir()?;
+            match dir.read_file_at(c".git") {
+                // A file: `gitdir: PATH` (a submodule's, or a worktree's), PATH relative
+                // to the directory.
+                Ok(link) => {
+                    let gitdir = git_dir_of_link(&link)?;
+                    let exclude = crate::walk::bytes_to_path(path.to_vec())
+                        .join(gitdir)
+                        .join("info/exclude");
+                    compile_path(&exclude).ok().flatten().map(Arc::new)
+                }
+                // A directory (or none readable): its info/exclude, if any.
+                Err(_) => self
+                    .compile_at(dir, c".git/info/exclude")
+                    .unwrap_or_default(),
+            }
         });
         if !self.opts.require_git {
             git = true;
@@ -220,7 +278,7 @@ impl Ignore {
                     continue;
                 }
                 let Some(dir) = d.dir() else { continue };
-                match compile_at(dir, name) {
+                match self.compile_at(dir, name) {
                     Ok(Some(g)) => own.push((g, name == c".gitignore")),
                     Ok(None) => {}
                     Err(reason) => errors(IgnoreError {
@@ -232,16 +290,45 @@ impl Ignore {
                 }
             }
         }
-        let any = !own.is_empty()
-            || nested_top.as_ref().is_some_and(Option::is_some)
-            || parent.is_some_and(|p| p.any)
+        let is_nested_top = nested_top.is_some();
+        let exclude = nested_top.flatten();
+        let above = parent.map_or(&[][..], |p| p.chain());
+        let (chain, same_as) = match parent {
+            Some(p) if own.is_empty() && !is_nested_top => (
+                Vec::new(),
+                Some(p.same_as.clone().unwrap_or_else(|| p.clone())),
+            ),
+            _ => {
+                let mut links =
+                    Vec::with_capacity(own.len() + usize::from(exclude.is_some()) + above.len());
+                links.extend(own.into_iter().map(|(matcher, git)| Link {
+                    matcher,
+                    rel_start,
+                    git,
+                }));
+                links.extend(exclude.map(|matcher| Link {
+                    matcher,
+                    rel_start,
+                    git: true,
+                }));
+                // Below a nested work tree's top, git's rules from around it are gone.
+                links.extend(above.iter().filter(|l| !is_nested_top || !l.git).cloned());
+                (links, None)
+            }
+        };
+        let nested = if is_nested_top {
+            Some(rel_start)
+        } else {
+            parent.and_then(|p| p.nested)
+        };
+        let any = !chain.is_empty()
+            || same_as.as_ref().is_some_and(|r| !r.chain.is_empty())
             || tree.as_ref().is_some_and(|t| !t.above.is_empty())
             || self.global.is_some() && git;
         Arc::new(Rules {
-            parent: parent.cloned(),
-            own,
-            nested_top,
-            rel_start,
+            chain,
+            same_as,
+            nested,
             tree,
             git,
             any,
@@ -280,18 +367,18 @@ impl Ignore {
                     let file = dir.join(name);
                     if wanted && file.is_file() {
                         match compile_path(&file) {
-                            Ok(g) if g.is_empty() => {}
-                            Ok(g) => tree.above.push((g, prefix.clone(), is_git)),
+                            Ok(None) => {}
+                            Ok(Some(g)) => tree.above.push((g, prefix.clone(), is_git)),
                             Err(reason) => errors(IgnoreError { path: file, reason }),
                         }
                     }
                 }
             }
             if let Some((top, top_prefix)) = top {
-                let exclude = top.join(".git/info/exclude");
+                let exclude = git_dir(&top).join("info/exclude");
                 if exclude.is_file() {
                     // git init's, all comments, costs nothing per entry.
-                    if let Some(g) = compile_path(&exclude).ok().filter(|g| !g.is_empty()) {
+                    if let Ok(Some(g)) = compile_path(&exclude) {
                         tree.above.push((g, top_prefix.clone(), true));
                     }
                 }
@@ -300,8 +387,8 @@ impl Ignore {
         }
         for file in &self.opts.extra {
             match compile_path(file) {
-                Ok(g) if g.is_empty() => {}
-                Ok(g) => tree.above.push((g, Vec::new(), false)),
+                Ok(None) => {}
+                Ok(Some(g)) => tree.above.push((g, Vec::new(), false)),
                 Err(reason) => errors(IgnoreError {
                     path: file.clone(),
                     reason,
@@ -324,37 +411,54 @@ impl Ignore {
         if !rules.any {
             return false;
         }
-        scratch.clear();
-        e.write_path(scratch);
-        let end = scratch.len();
-        let is_dir = e.is_dir();
-        // Where the innermost work tree nested in the walk starts in the path, once
-        // passed going up: git's rules above it no longer count.
-        let mut nested: Option<usize> = None;
-        let mut r = Some(rules);
-        while let Some(level) = r {
-            let rel = as_path(&scratch[level.rel_start.min(end)..end]);
-            let past_nested = nested.is_some();
-            let own = level.own.iter().filter(|(_, git)| !git || !past_nested);
-            let exclude = match (&level.nested_top, nested) {
-                (Some(exclude), None) => {
-                    nested = Some(level.rel_start);
-                    exclude.as_ref()
-                }
-                _ => None,
-            };
-            for g in own.map(|(g, _)| g).chain(exclude) {
-                match g.matched(rel, is_dir) {
-                    Match::Ignore(_) => return true,
-                    Match::Whitelist(_) => return false,
-                    Match::None => {}
-                }
+        // The entry's path is written in `scratch` only when a rule needs it: a rule
+        // of its own directory sees its name, and most ignore files have no rule
+        // with a path of the length asked about.
+        let parent = e.parent_path();
+        let end =
+            parent.len() + usize::from(!parent.is_empty() && !parent.ends_with(b"/")) + name.len();
+        let own_start = end - name.len();
+        let mut built = false;
+        let mut build = |scratch: &mut Vec<u8>| {
+            if !std::mem::replace(&mut built, true) {
+                scratch.clear();
+                e.write_path(scratch);
             }
-            r = level.parent.as_deref();
+        };
+        let subject = Subject::new(name, e.is_dir());
+        // A file of simple rules whose name rules said nothing of the entry at a deeper
+        // level: the same content at a level above (the same compiled matcher) has only
+        // its path rules to try.
+        let mut names_said_nothing: *const Matcher = std::ptr::null();
+        for link in rules.chain() {
+            let g = &*link.matcher;
+            let start = link.rel_start.min(end);
+            let names = !std::ptr::eq(g, names_said_nothing);
+            let rel = if start == own_start {
+                Some(name)
+            } else if g.wants_path(end - start) {
+                build(scratch);
+                Some(&scratch[start..end])
+            } else if !names {
+                // Said nothing of the name below, and has no rule for the path.
+                continue;
+            } else {
+                None
+            };
+            match g.matched(&subject, rel, names) {
+                Verdict::Ignore => return true,
+                Verdict::Keep => return false,
+                Verdict::None => names_said_nothing = g,
+            }
         }
+        let nested = rules.nested;
         let Some(tree) = &rules.tree else {
             return false;
         };
+        if tree.above.is_empty() && (self.global.is_none() || !rules.git) {
+            return false;
+        }
+        build(scratch);
         // The paths relative to the rules above the root are made after the entry's own
         // path, in the same buffer: no allocation per entry.
         let below_root = tree.root_rel_start.min(end)..end;
@@ -362,10 +466,10 @@ impl Ignore {
             scratch.truncate(end);
             scratch.extend_from_slice(prefix);
             scratch.extend_from_within(below_root.clone());
-            match g.matched(as_path(&scratch[end..]), is_dir) {
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
-                Match::None => {}
+            match g.matched(&subject, Some(&scratch[end..]), true) {
+                Verdict::Ignore => return true,
+                Verdict::Keep => return false,
+                Verdict::None => {}
             }
         }
         if let (Some(g), true) = (&self.global, rules.git) {
@@ -378,12 +482,30 @@ impl Ignore {
                     scratch.extend_from_within(below_root);
                 }
             }
-            if g.matched(as_path(&scratch[end..]), is_dir).is_ignore() {
+            if g.matched(&subject, Some(&scratch[end..]), true) == Verdict::Ignore {
                 return true;
             }
         }
         false
     }
+}
+
+/// The git directory of the work tree whose top is `top`: `top/.git`, or where a `.git`
+/// file (a submodule's, a linked worktree's) points.
+fn git_dir(top: &Path) -> PathBuf {
+    let dot_git = top.join(".git");
+    match std::fs::read(&dot_git) {
+        Ok(link) => git_dir_of_link(&link).map_or(dot_git, |d| top.join(d)),
+        Err(_) => dot_git,
+    }
+}
+
+/// The path in a `.git` file (`gitdir: PATH`), relative to the file's directory unless
+/// absolute.
+fn git_dir_of_link(link: &[u8]) -> Option<PathBuf> {
+    let rest = link.strip_prefix(b"gitdir:")?;
+    let path = rest.trim_ascii();
+    (!path.is_empty()).then(|| crate::walk::bytes_to_path(path.to_vec()))
 }
 
 /// Directories above a root, each with the root's path relative to it.
@@ -434,54 +556,51 @@ fn relative_prefix(dir: &Path, path: &Path) -> Option<Vec<u8>> {
     Some(v)
 }
 
-/// Compiles the ignore file `name` of `dir`; `None` if it holds no rule.
-fn compile_at(dir: &Dir, name: &CStr) -> Result<Option<Gitignore>, String> {
-    let bytes = match dir.read_file_at(name) {
-        Ok(b) => b,
-        // Gone since the listing, or a directory: nothing to honour (git says nothing
-        // either).
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory
-            ) =>
-        {
-            return Ok(None);
+impl Ignore {
+    /// Compiles the ignore file `name` of `dir`, or finds it compiled already (the same
+    /// content elsewhere); `None` if it holds no rule.
+    fn compile_at(&self, dir: &Dir, name: &CStr) -> Result<Option<Arc<Matcher>>, String> {
+        let bytes = match dir.read_file_at(name) {
+            Ok(b) => b,
+            // Gone since the listing, or a directory: nothing to honour (git says nothing
+            // either).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory
+                ) =>
+            {
+                return Ok(None);
+            }
+            Err(e) => return Err(crate::walk::describe(&e)),
+        };
+        let cacheable = bytes.len() <= Cache::MAX_FILE;
+        if cacheable {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(m) = cache.compiled.get(bytes.as_slice()) {
+                return Ok(m.clone());
+            }
         }
-        Err(e) => return Err(crate::walk::describe(&e)),
-    };
-    let g = compile(&bytes, Path::new(std::ffi::OsStr::new("")))?;
-    Ok((!g.is_empty()).then_some(g))
-}
-
-fn compile_path(path: &Path) -> Result<Gitignore, String> {
-    let bytes = std::fs::read(path).map_err(|e| crate::walk::describe(&e))?;
-    compile(&bytes, path)
-}
-
-/// Compiles gitignore lines. The matcher's root is `/`, so that no relative path given
-/// to it is ever taken as starting with its root: paths are made relative here.
-fn compile(bytes: &[u8], from: &Path) -> Result<Gitignore, String> {
-    let mut b = GitignoreBuilder::new("/");
-    // A byte order mark at the start is not part of the first rule (git skips it too).
-    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let text = String::from_utf8_lossy(bytes);
-    for line in text.lines() {
-        // A line git cannot read either is skipped, as git does.
-        let _ = b.add_line(Some(from.to_path_buf()), line);
+        // Compiled outside the lock; another worker may compile the same content at the
+        // same time, and the first one in is kept.
+        let m = Matcher::compile(&bytes, Path::new(""))?.map(Arc::new);
+        if cacheable {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.bytes + bytes.len() <= Cache::MAX_BYTES {
+                cache.bytes += bytes.len();
+                cache
+                    .compiled
+                    .entry(bytes.into())
+                    .or_insert_with(|| m.clone());
+            }
+        }
+        Ok(m)
     }
-    b.build().map_err(|e| e.to_string())
 }
 
-#[cfg(unix)]
-fn as_path(bytes: &[u8]) -> &Path {
-    use std::os::unix::ffi::OsStrExt;
-    Path::new(std::ffi::OsStr::from_bytes(bytes))
-}
-
-#[cfg(not(unix))]
-fn as_path(bytes: &[u8]) -> &Path {
-    Path::new(std::str::from_utf8(bytes).unwrap_or(""))
+fn compile_path(path: &Path) -> Result<Option<Matcher>, String> {
+    let bytes = std::fs::read(path).map_err(|e| crate::walk::describe(&e))?;
+    Matcher::compile(&bytes, path)
 }
 
 #[cfg(test)]
@@ -489,10 +608,12 @@ mod tests {
     use super::*;
 
     fn ignored(rules: &[u8], path: &str, is_dir: bool) -> bool {
-        compile(rules, Path::new(""))
+        let name = path.rsplit('/').next().unwrap().as_bytes();
+        Matcher::compile(rules, Path::new(""))
             .unwrap()
-            .matched(Path::new(path), is_dir)
-            .is_ignore()
+            .unwrap()
+            .matched(&Subject::new(name, is_dir), Some(path.as_bytes()), true)
+            == Verdict::Ignore
     }
 
     /// The rules of each directory entered, by its path.

@@ -34,6 +34,7 @@
 
 mod exclude;
 mod ignores;
+mod matcher;
 mod pattern;
 mod spec;
 

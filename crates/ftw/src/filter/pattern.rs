@@ -79,7 +79,14 @@ impl Patterns {
             let insensitive = match case {
                 Case::Sensitive => false,
                 Case::Insensitive => true,
-                Case::Smart => !pattern.chars().any(char::is_uppercase),
+                Case::Smart => !match kind {
+                    PatternKind::Regex => regex_has_upper(pattern),
+                    // In a glob or a fixed string every letter stands for itself (`\W`
+                    // in a glob is a W).
+                    PatternKind::Glob | PatternKind::Fixed => {
+                        pattern.chars().any(char::is_uppercase)
+                    }
+                },
             };
             let err = |reason: String| PatternError {
                 pattern: pattern.clone(),
@@ -136,6 +143,52 @@ impl Patterns {
     }
 }
 
+/// Whether a regular expression holds an upper-case letter that stands for itself: a
+/// literal, alone or in a class (`[A-Z]`), not a letter of an escape (`\W`, `\S`,
+/// `\B`), of a class name (`\p{Greek}`, `[[:upper:]]`) or of a flag. A pattern that
+/// does not parse is looked at as text (its error is reported anyway).
+fn regex_has_upper(pattern: &str) -> bool {
+    use regex_syntax::ast::{Ast, ClassSet, ClassSetItem};
+    fn ast(a: &Ast) -> bool {
+        match a {
+            Ast::Literal(l) => l.c.is_uppercase(),
+            Ast::ClassBracketed(c) => set(&c.kind),
+            Ast::Repetition(r) => ast(&r.ast),
+            Ast::Group(g) => ast(&g.ast),
+            Ast::Alternation(alt) => alt.asts.iter().any(ast),
+            Ast::Concat(c) => c.asts.iter().any(ast),
+            Ast::Empty(_)
+            | Ast::Flags(_)
+            | Ast::Dot(_)
+            | Ast::Assertion(_)
+            | Ast::ClassUnicode(_)
+            | Ast::ClassPerl(_) => false,
+        }
+    }
+    fn set(s: &ClassSet) -> bool {
+        match s {
+            ClassSet::Item(i) => item(i),
+            ClassSet::BinaryOp(op) => set(&op.lhs) || set(&op.rhs),
+        }
+    }
+    fn item(i: &ClassSetItem) -> bool {
+        match i {
+            ClassSetItem::Literal(l) => l.c.is_uppercase(),
+            ClassSetItem::Range(r) => r.start.c.is_uppercase() || r.end.c.is_uppercase(),
+            ClassSetItem::Bracketed(b) => set(&b.kind),
+            ClassSetItem::Union(u) => u.items.iter().any(item),
+            ClassSetItem::Empty(_)
+            | ClassSetItem::Ascii(_)
+            | ClassSetItem::Unicode(_)
+            | ClassSetItem::Perl(_) => false,
+        }
+    }
+    match regex_syntax::ast::parse::Parser::new().parse(pattern) {
+        Ok(a) => ast(&a),
+        Err(_) => pattern.chars().any(char::is_uppercase),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +217,35 @@ mod tests {
         )
         .unwrap();
         assert!(path.is_match(b"./src/lib.rs") && !path.is_match(b"./src/a/lib.rs"));
+    }
+
+    #[test]
+    fn smart_case_counts_only_upper_case_letters_that_stand_for_themselves() {
+        // Escapes and class names: still insensitive.
+        for (p, name) in [
+            (r"\Wfoo", "-FOO"),
+            (r"\Sfoo", "XFOO"),
+            (r"\Dfoo", "XFOO"),
+            (r"\Boo", "FOO"),
+            (r"\P{Greek}foo", "-FOO"),
+            (r"[[:upper:]]foo", "XFOO"),
+            (r"(?-u:\W)foo", "-FOO"),
+        ] {
+            assert!(!regex_has_upper(p), "{p}");
+            let r = one(PatternKind::Regex, p, Case::Smart);
+            assert!(r.is_match(name.as_bytes()), "{p} on {name}");
+        }
+        // Upper-case literals, in classes too: sensitive.
+        for p in [r"\WFoo", r"[A-Z]oo", r"F\.oo", r"[^a-cX]"] {
+            assert!(regex_has_upper(p), "{p}");
+        }
+        let r = one(PatternKind::Regex, r"\WFoo", Case::Smart);
+        assert!(r.is_match(b"-Foo") && !r.is_match(b"-FOO") && !r.is_match(b"-foo"));
+        let r = one(PatternKind::Regex, "[A-C]x", Case::Smart);
+        assert!(r.is_match(b"Bx") && !r.is_match(b"bx"));
+        // In a glob, `\W` is a W.
+        let g = one(PatternKind::Glob, r"\Wx", Case::Smart);
+        assert!(g.is_match(b"Wx") && !g.is_match(b"wx"));
     }
 
     #[test]

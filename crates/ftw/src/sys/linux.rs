@@ -80,18 +80,31 @@ impl Dir {
     }
 
     /// Reads the whole regular file `name` of this directory (a symbolic link there is
-    /// not followed).
+    /// not followed; a pipe there does not block).
+    ///
+    /// A read that returns less than asked for is taken as the end of the file, as it is
+    /// for regular files: a small file costs `openat`, one `read` and `close` (std's
+    /// `read_to_end` adds a `statx`, an `lseek` and a last `read` of nothing).
     pub fn read_file_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         let fd = rfs::openat(
             &self.fd,
             name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::empty(),
         )
         .map_err(cvt)?;
-        let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut std::fs::File::from(fd), &mut out)?;
-        Ok(out)
+        let mut out = Vec::with_capacity(4096);
+        loop {
+            if out.len() == out.capacity() {
+                out.reserve(out.len());
+            }
+            let want = out.capacity() - out.len();
+            match rustix::io::read(&fd, rustix::buffer::spare_capacity(&mut out)) {
+                Ok(n) if n < want => return Ok(out),
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(cvt(e)),
+            }
+        }
     }
 
     /// A second handle to the same open directory (`dup`).
@@ -275,6 +288,7 @@ fn stat_impl(
             mtime_nsec: st.stx_mtime.tv_nsec,
             uid: st.stx_uid,
             gid: st.stx_gid,
+            rdev: rfs::makedev(st.stx_rdev_major, st.stx_rdev_minor),
         }),
         // No statx (old kernels, some sandboxes): the classic call answers the same.
         Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
@@ -292,6 +306,7 @@ fn stat_impl(
                 mtime_nsec: st.st_mtime_nsec as u32,
                 uid: st.st_uid,
                 gid: st.st_gid,
+                rdev: st.st_rdev as u64,
             })
         }
         Err(e) => Err(cvt(e)),

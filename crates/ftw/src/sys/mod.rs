@@ -246,6 +246,8 @@ pub struct Metadata {
     pub uid: u32,
     /// The group id (with [`StatMask::OWNER`]).
     pub gid: u32,
+    /// For a device file, the device it stands for (as `dev`: the system's `dev_t`).
+    pub rdev: u64,
 }
 
 impl Metadata {

@@ -82,6 +82,7 @@ fn meta(m: fs::Metadata) -> Metadata {
             mtime_nsec: m.mtime_nsec() as u32,
             uid: m.uid(),
             gid: m.gid(),
+            rdev: m.rdev(),
         }
     }
     #[cfg(not(unix))]
