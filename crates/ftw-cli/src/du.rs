@@ -437,10 +437,12 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
             // Standard output's reader went away (`-o - | head`): quiet, as du's lines.
             Err(e) if file.as_os_str() == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {}
             Err(e) => {
-                report(
-                    crate::term::os_bytes(file.as_os_str()),
-                    &ftw::walk::describe(&e),
-                );
+                let what: &[u8] = if file.as_os_str() == "-" {
+                    b"standard output"
+                } else {
+                    crate::term::os_bytes(file.as_os_str())
+                };
+                report(what, &ftw::walk::describe(&e));
                 status = 1;
             }
         }

@@ -201,6 +201,8 @@ struct Outcome {
     spawn_reported: AtomicBool,
     /// Output of finished commands, written whole, one command at a time.
     out: Mutex<()>,
+    /// Writing to standard output failed (reported once): commands are no longer run.
+    out_failed: AtomicBool,
 }
 
 impl Outcome {
@@ -209,6 +211,7 @@ impl Outcome {
             failed: AtomicBool::new(false),
             spawn_reported: AtomicBool::new(false),
             out: Mutex::new(()),
+            out_failed: AtomicBool::new(false),
         }
     }
 
@@ -228,7 +231,18 @@ impl Outcome {
                     self.failed.store(true, Ordering::Relaxed);
                 }
                 let _lock = self.out.lock().unwrap_or_else(|e| e.into_inner());
-                let _ = std::io::stdout().lock().write_all(&o.stdout);
+                if self.out_failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                // A failing standard output is reported, once, and makes the status 1;
+                // a reader gone away ends the run quietly.
+                if let Err(e) = crate::output::Stdout.write_all(&o.stdout) {
+                    self.out_failed.store(true, Ordering::Relaxed);
+                    if crate::output::report_error(&e) {
+                        self.failed.store(true, Ordering::Relaxed);
+                    }
+                    return;
+                }
                 let _ = std::io::stderr().lock().write_all(&o.stderr);
             }
             Err(e) => self.spawn_failed(program, &e),
@@ -237,6 +251,18 @@ impl Outcome {
 
     /// Runs `c` on the terminal's own streams (one command at a time).
     fn run_inherited(&self, mut c: Command, program: &OsString) {
+        if crate::output::stdout_closed_at_start() {
+            // Standard output was closed: the command finds it closed too, not the
+            // /dev/null that Rust's runtime put in its place (as find's -exec would).
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only close(2), async-signal-safe, runs between fork and exec.
+            unsafe {
+                c.pre_exec(|| {
+                    rustix::io::close(1);
+                    Ok(())
+                });
+            }
+        }
         match c.status() {
             Ok(s) if s.success() => {}
             Ok(_) => self.failed.store(true, Ordering::Relaxed),
@@ -287,6 +313,9 @@ pub fn each(
                 e.write_path(&mut self.path);
                 self.outcome
                     .run_captured(self.t.one(&self.path), &self.t.program);
+                if self.outcome.out_failed.load(Ordering::Relaxed) {
+                    return Control::Stop;
+                }
                 control
             }
         }

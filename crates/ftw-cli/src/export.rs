@@ -18,7 +18,7 @@ pub fn write(file: &Path, usage: &DiskUsage) -> io::Result<()> {
         crate::msg::warn("the export holds one tree: only the first PATH is written to it");
     }
     let out: Box<dyn Write> = if file.as_os_str() == "-" {
-        Box::new(io::stdout().lock())
+        Box::new(crate::output::Stdout)
     } else {
         Box::new(std::fs::File::create(file)?)
     };

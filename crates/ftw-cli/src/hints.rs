@@ -242,6 +242,24 @@ pub fn clap_error(command: &clap::Command, args: &[OsString], e: clap::Error) ->
             }
         }
     }
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        // Written as the rest of the output is, a closed or failing standard output
+        // reported (clap would say nothing and exit 0).
+        use std::io::IsTerminal;
+        let styled = e.render();
+        let mut text = if crate::term::When::Auto.colors(std::io::stdout().is_terminal()) {
+            styled.ansi().to_string()
+        } else {
+            styled.to_string()
+        };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        return match crate::output::Stdout.write_all(text.as_bytes()) {
+            Err(e) if crate::output::report_error(&e) => ExitCode::from(1),
+            _ => ExitCode::SUCCESS,
+        };
+    }
     e.exit()
 }
 

@@ -665,3 +665,57 @@ fn no_colour_is_byte_identical_to_the_plain_listing() {
         String::from_utf8_lossy(&out)
     );
 }
+
+/// Runs `script` (a sh command line, `$F` being ftw) and gives its status and stderr.
+fn sh_run(script: &str) -> common::Run {
+    let bin = sh(ftw_bin().as_os_str().as_bytes());
+    run(Command::new("sh").args(["-c", &format!("F={bin}; {script}")]))
+}
+
+#[test]
+fn output_errors_of_commands_run_by_x_and_of_exports_are_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    small_tree(&t);
+    let tq = sh(t.as_os_str().as_bytes());
+    // What ftw writes itself (the output of -x's commands, collected; the export;
+    // --generate; --help and -V): reported, 1.
+    for args in [
+        format!("find {tq} -x echo"),
+        format!("du -o - {tq}"),
+        "--generate bash".to_string(),
+        "find --help".to_string(),
+        "find -V".to_string(),
+        "--help".to_string(),
+    ] {
+        let r = sh_run(&format!("exec $F {args} >/dev/full"));
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (1, "ftw: standard output: No space left on device\n"),
+            "{args} >/dev/full"
+        );
+        let r = sh_run(&format!("exec $F {args} >&-"));
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (1, "ftw: standard output: Bad file descriptor\n"),
+            "{args} >&-"
+        );
+    }
+    // A command run on the terminal's own streams (-j1 -x, -X) finds standard output
+    // closed as ftw did, not /dev/null in its place: echo says so, and fails.
+    for x in ["-j1 -x", "-X"] {
+        let r = sh_run(&format!("exec $F find {tq} {x} echo >&-"));
+        assert_eq!(r.code, 1, "{x} echo >&-: {}", r.stderr);
+        assert!(
+            r.stderr.contains("Bad file descriptor"),
+            "{x}: {}",
+            r.stderr
+        );
+    }
+    // Nothing written: no error.
+    let r = sh_run(&format!("exec $F find {tq} -x true >&-"));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let r = sh_run(&format!("exec $F find {tq} -x echo | head -c1 >/dev/null"));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "a closed pipe");
+}
+
