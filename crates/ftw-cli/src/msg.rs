@@ -24,12 +24,13 @@ pub fn report(path: &[u8], reason: &str) {
 /// A reason made one line for the terminal: its control characters (from a path the
 /// library wrote into it) escaped as names are; the rest, backslashes included, as is.
 fn one_line(reason: &str) -> std::borrow::Cow<'_, str> {
-    if !reason.chars().any(char::is_control) {
+    let unsafe_char = |c: char| c.is_control() || term::unsafe_format_char(c);
+    if !reason.chars().any(unsafe_char) {
         return reason.into();
     }
     let mut s = String::with_capacity(reason.len() + 8);
     for c in reason.chars() {
-        if c.is_control() {
+        if unsafe_char(c) {
             let mut buf = [0u8; 4];
             s.push_str(&term::escape(c.encode_utf8(&mut buf).as_bytes()));
         } else {

@@ -719,3 +719,27 @@ fn output_errors_of_commands_run_by_x_and_of_exports_are_reported() {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "a closed pipe");
 }
 
+#[test]
+fn line_separators_are_escaped_and_exports_hold_no_raw_controls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    fs::create_dir(&t).unwrap();
+    fs::write(t.join("ls\u{2028}ps\u{2029}c1\u{9b}x"), b"").unwrap();
+    let tq = sh(t.as_os_str().as_bytes());
+    let bin = sh(ftw_bin().as_os_str().as_bytes());
+    let Some((out, code)) = on_terminal(&format!("{bin} find {tq}"), &[]) else {
+        return;
+    };
+    assert_eq!(code, 0);
+    assert!(
+        contains(&out, b"ls\\u{2028}ps\\u{2029}c1\\xc2\\x9bx"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    // The export is data: exact once read, but no raw control for a terminal to obey.
+    let r = run(Command::new(ftw_bin()).args(["du", "-o", "-"]).arg(&t));
+    assert_eq!(r.code, 0);
+    let text = String::from_utf8(r.stdout).unwrap();
+    assert!(text.contains(r#""ls\u2028ps\u2029c1\u009bx""#), "{text}");
+}
+
