@@ -28,7 +28,7 @@ fn subcommand<'a>(command: &clap::Command, args: &'a [OsString]) -> Option<(&'a 
 }
 
 /// A word as a shell reads it back: bare when it holds nothing special, else quoted.
-fn shell_word(word: &str) -> String {
+pub fn shell_word(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./+,:=@%".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
         word.to_string()

@@ -720,6 +720,53 @@ fn output_errors_of_commands_run_by_x_and_of_exports_are_reported() {
 }
 
 #[test]
+fn the_hint_to_match_names_is_a_command_that_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Names that are not there, each as a shell would pass it.
+    for name in [
+        "a b;$(x)",
+        "it's",
+        "-weird",
+        "a.b",
+        "x\\",
+        "no\x1b[31mpe",
+        "nl\nx",
+    ] {
+        let t = tmp.path().join("t");
+        let _ = fs::remove_dir_all(&t);
+        fs::create_dir(&t).unwrap();
+        let r = run(Command::new(ftw_bin())
+            .args(["find", "--", name])
+            .current_dir(&t));
+        assert_eq!(r.code, 1, "{name:?}");
+        let hint = r
+            .stderr
+            .split_once("(to match names: ftw find ")
+            .and_then(|(_, h)| h.strip_suffix(")\n"))
+            .unwrap_or_else(|| panic!("{name:?}: a hint: {}", r.stderr));
+        assert!(
+            !hint.chars().any(char::is_control),
+            "{name:?}: the hint is escaped: {hint:?}"
+        );
+        // Made there, the hint's command finds the name, and that name alone.
+        fs::write(t.join(name), b"").unwrap();
+        fs::write(t.join("other"), b"").unwrap();
+        fs::write(t.join("ab"), b"").unwrap();
+        fs::write(t.join("axb"), b"").unwrap();
+        let bin = sh(ftw_bin().as_os_str().as_bytes());
+        let r = run(Command::new("sh")
+            .args(["-c", &format!("{bin} find {hint}")])
+            .current_dir(&t));
+        assert_eq!(r.code, 0, "{name:?}: {hint}: {}", r.stderr);
+        assert_eq!(
+            r.stdout,
+            [b"./", name.as_bytes(), b"\n"].concat(),
+            "{name:?}: {hint}"
+        );
+    }
+}
+
+#[test]
 fn line_separators_are_escaped_and_exports_hold_no_raw_controls() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path().join("t");
