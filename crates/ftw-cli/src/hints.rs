@@ -229,6 +229,22 @@ pub fn clap_error(command: &clap::Command, args: &[OsString], e: clap::Error) ->
                 .map(|a| a.to_str().unwrap_or(""))
                 .take_while(|&a| a != "--")
                 .collect();
+            // '--max-depth=-1'
+            for word in &words {
+                if let Some((option, value)) = word.split_once('=') {
+                    if option.starts_with("--")
+                        && negative(value)
+                        && value_option(sub, option).is_some()
+                    {
+                        return usage_error(
+                            name,
+                            &format!(
+                                "{word}: a negative number; {option} takes a number of 0 or more"
+                            ),
+                        );
+                    }
+                }
+            }
             for pair in words.windows(2) {
                 if negative(pair[1]) && value_option(sub, pair[0]).is_some() {
                     return usage_error(

@@ -790,3 +790,18 @@ fn line_separators_are_escaped_and_exports_hold_no_raw_controls() {
     assert!(text.contains(r#""ls\u2028ps\u2029c1\u009bx""#), "{text}");
 }
 
+#[test]
+fn a_negative_number_after_an_equals_sign_gets_the_plain_message() {
+    for (args, word) in [
+        (&["find", "--max-depth=-1"][..], "--max-depth=-1"),
+        (&["du", "--max-depth=-3"], "--max-depth=-3"),
+    ] {
+        let r = run(Command::new(ftw_bin()).args(args));
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(
+            r.stderr.contains(&format!("{word}: a negative number")),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
