@@ -108,6 +108,9 @@ impl Template {
     }
 }
 
+/// SIGPIPE's number (13 on Linux, the BSDs and macOS).
+const SIGPIPE: i32 = 13;
+
 /// A pointer in `argv` or `envp`.
 const PTR: usize = std::mem::size_of::<usize>();
 
@@ -201,7 +204,8 @@ struct Outcome {
     spawn_reported: AtomicBool,
     /// Output of finished commands, written whole, one command at a time.
     out: Mutex<()>,
-    /// Writing to standard output failed (reported once): commands are no longer run.
+    /// Writing to standard output failed (reported once), or its reader went away:
+    /// commands are no longer run.
     out_failed: AtomicBool,
 }
 
@@ -265,6 +269,11 @@ impl Outcome {
         }
         match c.status() {
             Ok(s) if s.success() => {}
+            // Killed by SIGPIPE: the reader of standard output went away (`| head`).
+            // As for ftw's own output, the run ends quietly: no more commands.
+            Ok(s) if std::os::unix::process::ExitStatusExt::signal(&s) == Some(SIGPIPE) => {
+                self.out_failed.store(true, Ordering::Relaxed);
+            }
             Ok(_) => self.failed.store(true, Ordering::Relaxed),
             Err(e) => self.spawn_failed(program, &e),
         }
@@ -292,6 +301,9 @@ pub fn each(
             path.clear();
             e.0.write_path(&mut path);
             outcome.run_inherited(t.one(&path), &t.program);
+            if outcome.out_failed.load(Ordering::Relaxed) {
+                return Control::Stop;
+            }
             e.1
         });
     } else {
@@ -408,6 +420,9 @@ pub fn batch(
                 .map(OsString::from_vec),
         );
         outcome.run_inherited(c, &t.program);
+        if outcome.out_failed.load(Ordering::Relaxed) {
+            break;
+        }
         start = end;
     }
     (outcome.failed.into_inner(), errors.into_inner())

@@ -805,3 +805,25 @@ fn a_negative_number_after_an_equals_sign_gets_the_plain_message() {
         );
     }
 }
+
+#[test]
+fn commands_on_a_pipe_whose_reader_went_away_end_the_run_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    fs::create_dir(&t).unwrap();
+    for i in 0..300 {
+        fs::write(t.join(format!("f{i}")), b"").unwrap();
+    }
+    let tq = sh(t.as_os_str().as_bytes());
+    // echo, killed by SIGPIPE once head is gone, is no failure of the run's.
+    for x in ["-j1 -x", "-x", "--sort -x"] {
+        let r = run(Command::new("bash").args([
+            "-c",
+            &format!(
+                "F={}; $F find {tq} {x} echo | head -1 >/dev/null; exit ${{PIPESTATUS[0]}}",
+                sh(ftw_bin().as_os_str().as_bytes())
+            ),
+        ]));
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{x} echo | head -1");
+    }
+}
