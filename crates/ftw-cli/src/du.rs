@@ -434,10 +434,12 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
             // Standard output's reader went away (`-o - | head`): quiet, as du's lines.
             Err(e) if file.as_os_str() == "-" && e.kind() == std::io::ErrorKind::BrokenPipe => {}
             Err(e) => {
-                report(
-                    &crate::os::bytes(file.as_os_str()),
-                    &ftw::walk::describe(&e),
-                );
+                let what = if file.as_os_str() == "-" {
+                    std::borrow::Cow::Borrowed(&b"standard output"[..])
+                } else {
+                    crate::os::bytes(file.as_os_str())
+                };
+                report(&what, &ftw::walk::describe(&e));
                 status = 1;
             }
         }

@@ -107,6 +107,20 @@ impl Template {
     }
 }
 
+/// SIGPIPE's number (13 on Linux, the BSDs and macOS).
+const SIGPIPE: i32 = 13;
+
+/// Whether a command was killed by SIGPIPE (never, where there are no signals).
+fn killed_by_sigpipe(status: &std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    return std::os::unix::process::ExitStatusExt::signal(status) == Some(SIGPIPE);
+    #[cfg(not(unix))]
+    return {
+        let _ = (status, SIGPIPE);
+        false
+    };
+}
+
 /// A pointer in `argv` or `envp`.
 const PTR: usize = std::mem::size_of::<usize>();
 
@@ -200,6 +214,9 @@ struct Outcome {
     spawn_reported: AtomicBool,
     /// Output of finished commands, written whole, one command at a time.
     out: Mutex<()>,
+    /// Writing to standard output failed (reported once), or its reader went away:
+    /// commands are no longer run.
+    out_failed: AtomicBool,
 }
 
 impl Outcome {
@@ -208,6 +225,7 @@ impl Outcome {
             failed: AtomicBool::new(false),
             spawn_reported: AtomicBool::new(false),
             out: Mutex::new(()),
+            out_failed: AtomicBool::new(false),
         }
     }
 
@@ -227,7 +245,18 @@ impl Outcome {
                     self.failed.store(true, Ordering::Relaxed);
                 }
                 let _lock = self.out.lock().unwrap_or_else(|e| e.into_inner());
-                let _ = std::io::stdout().lock().write_all(&o.stdout);
+                if self.out_failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                // A failing standard output is reported, once, and makes the status 1;
+                // a reader gone away ends the run quietly.
+                if let Err(e) = crate::output::Stdout.write_all(&o.stdout) {
+                    self.out_failed.store(true, Ordering::Relaxed);
+                    if crate::output::report_error(&e) {
+                        self.failed.store(true, Ordering::Relaxed);
+                    }
+                    return;
+                }
                 let _ = std::io::stderr().lock().write_all(&o.stderr);
             }
             Err(e) => self.spawn_failed(program, &e),
@@ -236,8 +265,18 @@ impl Outcome {
 
     /// Runs `c` on the terminal's own streams (one command at a time).
     fn run_inherited(&self, mut c: Command, program: &OsString) {
+        if crate::output::stdout_closed_at_start() {
+            // Standard output was closed: the command finds it closed too, not the
+            // /dev/null that Rust's runtime put in its place (as find's -exec would).
+            ftw::sys::close_stdout_on_exec(&mut c);
+        }
         match c.status() {
             Ok(s) if s.success() => {}
+            // Killed by SIGPIPE: the reader of standard output went away (`| head`).
+            // As for ftw's own output, the run ends quietly: no more commands.
+            Ok(s) if killed_by_sigpipe(&s) => {
+                self.out_failed.store(true, Ordering::Relaxed);
+            }
             Ok(_) => self.failed.store(true, Ordering::Relaxed),
             Err(e) => self.spawn_failed(program, &e),
         }
@@ -265,6 +304,9 @@ pub fn each(
             path.clear();
             e.0.write_path(&mut path);
             outcome.run_inherited(t.one(&path), &t.program);
+            if outcome.out_failed.load(Ordering::Relaxed) {
+                return Control::Stop;
+            }
             e.1
         });
     } else {
@@ -286,6 +328,9 @@ pub fn each(
                 e.write_path(&mut self.path);
                 self.outcome
                     .run_captured(self.t.one(&self.path), &self.t.program);
+                if self.outcome.out_failed.load(Ordering::Relaxed) {
+                    return Control::Stop;
+                }
                 control
             }
         }
@@ -378,6 +423,9 @@ pub fn batch(
                 .map(crate::os::os_string),
         );
         outcome.run_inherited(c, &t.program);
+        if outcome.out_failed.load(Ordering::Relaxed) {
+            break;
+        }
         start = end;
     }
     (outcome.failed.into_inner(), errors.into_inner())

@@ -18,7 +18,7 @@ pub fn write(file: &Path, usage: &DiskUsage) -> io::Result<()> {
         crate::msg::warn("the export holds one tree: only the first PATH is written to it");
     }
     let out: Box<dyn Write> = if file.as_os_str() == "-" {
-        Box::new(io::stdout().lock())
+        Box::new(crate::output::Stdout)
     } else {
         Box::new(std::fs::File::create(file)?)
     };
@@ -123,7 +123,12 @@ pub fn json_string(w: &mut impl Write, name: &[u8]) -> io::Result<()> {
                 '\n' => w.write_all(b"\\n")?,
                 '\t' => w.write_all(b"\\t")?,
                 '\r' => w.write_all(b"\\r")?,
-                c if (c as u32) < 0x20 || c == '\u{7f}' => write!(w, "\\u{:04x}", c as u32)?,
+                // The other controls (C0, DEL, C1) and the line separators and
+                // bidirectional controls as \uXXXX: the same string once read, and
+                // nothing that a terminal would obey (`ftw du -o -` on one).
+                c if c.is_control() || crate::term::unsafe_format_char(c) => {
+                    write!(w, "\\u{:04x}", c as u32)?
+                }
                 c => {
                     let mut buf = [0u8; 4];
                     w.write_all(c.encode_utf8(&mut buf).as_bytes())?;

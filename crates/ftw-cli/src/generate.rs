@@ -41,14 +41,11 @@ pub fn run(what: Generate, command: &mut clap::Command) -> ExitCode {
         }
         None => man(command, &mut out),
     };
-    let written = made.and_then(|()| io::stdout().lock().write_all(&out));
+    let written = made.and_then(|()| crate::output::Stdout.write_all(&out));
     match written {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            crate::msg::report(b"standard output", &ftw::walk::describe(&e));
-            ExitCode::from(1)
-        }
+        Err(e) if crate::output::report_error(&e) => ExitCode::from(1),
+        Err(_) => ExitCode::SUCCESS,
     }
 }
 

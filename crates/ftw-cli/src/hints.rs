@@ -28,7 +28,7 @@ fn subcommand<'a>(command: &clap::Command, args: &'a [OsString]) -> Option<(&'a 
 }
 
 /// A word as a shell reads it back: bare when it holds nothing special, else quoted.
-fn shell_word(word: &str) -> String {
+pub fn shell_word(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./+,:=@%".contains(c);
     if !word.is_empty() && word.chars().all(safe) {
         word.to_string()
@@ -229,6 +229,22 @@ pub fn clap_error(command: &clap::Command, args: &[OsString], e: clap::Error) ->
                 .map(|a| a.to_str().unwrap_or(""))
                 .take_while(|&a| a != "--")
                 .collect();
+            // '--max-depth=-1'
+            for word in &words {
+                if let Some((option, value)) = word.split_once('=') {
+                    if option.starts_with("--")
+                        && negative(value)
+                        && value_option(sub, option).is_some()
+                    {
+                        return usage_error(
+                            name,
+                            &format!(
+                                "{word}: a negative number; {option} takes a number of 0 or more"
+                            ),
+                        );
+                    }
+                }
+            }
             for pair in words.windows(2) {
                 if negative(pair[1]) && value_option(sub, pair[0]).is_some() {
                     return usage_error(
@@ -241,6 +257,24 @@ pub fn clap_error(command: &clap::Command, args: &[OsString], e: clap::Error) ->
                 }
             }
         }
+    }
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        // Written as the rest of the output is, a closed or failing standard output
+        // reported (clap would say nothing and exit 0).
+        use std::io::IsTerminal;
+        let styled = e.render();
+        let mut text = if crate::term::When::Auto.colors(std::io::stdout().is_terminal()) {
+            styled.ansi().to_string()
+        } else {
+            styled.to_string()
+        };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        return match crate::output::Stdout.write_all(text.as_bytes()) {
+            Err(e) if crate::output::report_error(&e) => ExitCode::from(1),
+            _ => ExitCode::SUCCESS,
+        };
     }
     e.exit()
 }

@@ -24,12 +24,13 @@ pub fn report(path: &[u8], reason: &str) {
 /// A reason made one line for the terminal: its control characters (from a path the
 /// library wrote into it) escaped as names are; the rest, backslashes included, as is.
 fn one_line(reason: &str) -> std::borrow::Cow<'_, str> {
-    if !reason.chars().any(char::is_control) {
+    let unsafe_char = |c: char| c.is_control() || term::unsafe_format_char(c);
+    if !reason.chars().any(unsafe_char) {
         return reason.into();
     }
     let mut s = String::with_capacity(reason.len() + 8);
     for c in reason.chars() {
-        if c.is_control() {
+        if unsafe_char(c) {
             let mut buf = [0u8; 4];
             s.push_str(&term::escape(c.encode_utf8(&mut buf).as_bytes()));
         } else {
@@ -66,11 +67,47 @@ pub fn walk_error(err: &ftw::walk::Error, failed: &AtomicBool) {
         && !path.contains(&b'/')
     {
         reason.push_str(&format!(
-            " (to match names: ftw find -n {})",
-            term::quote(path)
+            " (to match names: ftw find {})",
+            match_names(path)
         ));
     }
     report(path, &reason);
+}
+
+/// The options of `ftw find` that list the entries whose name contains `name`, as a
+/// shell reads them back (pasted, they do what they say): `-F NAME` (`--fixed=-NAME`
+/// for a name that starts with '-'), quoted as needed; for a name with controls or
+/// bytes that are not UTF-8, `-n` with a regex that spells them (`\x{1b}`,
+/// `(?-u:\xff)`), so that the hint holds no raw control.
+fn match_names(name: &[u8]) -> String {
+    let plain = |c: char| !c.is_control() && !term::unsafe_format_char(c);
+    if let Ok(s) = std::str::from_utf8(name) {
+        if s.chars().all(plain) {
+            let word = crate::hints::shell_word(s);
+            return if s.starts_with('-') {
+                format!("--fixed={word}")
+            } else {
+                format!("-F {word}")
+            };
+        }
+    }
+    let mut regex = String::new();
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if !plain(c) {
+                regex.push_str(&format!("\\x{{{:x}}}", u32::from(c)));
+            } else if "\\.+*?()|[]{}^$#&-~".contains(c) {
+                regex.push('\\');
+                regex.push(c);
+            } else {
+                regex.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            regex.push_str(&format!("(?-u:\\x{b:02x})"));
+        }
+    }
+    format!("-n '{}'", regex.replace('\'', r"'\''"))
 }
 
 /// Reports an error of the library's, its path escaped.

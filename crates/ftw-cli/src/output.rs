@@ -47,6 +47,48 @@ fn closed_error() -> io::Error {
     return io::Error::other("Bad file descriptor");
 }
 
+/// Whether standard output was closed when ftw started.
+pub fn stdout_closed_at_start() -> bool {
+    ftw::sys::stdout_closed_at_start()
+}
+
+/// Standard output for what is written whole or through a `BufWriter` (an export,
+/// `--generate`, the help, the output of `-x`'s commands): writes fail with "Bad file
+/// descriptor" when it was closed when ftw started, as [`Output`]'s do.
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if stdout_closed_at_start() && !buf.is_empty() {
+            return Err(closed_error());
+        }
+        io::stdout().lock().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        if stdout_closed_at_start() && !buf.is_empty() {
+            return Err(closed_error());
+        }
+        let mut out = io::stdout().lock();
+        out.write_all(buf)?;
+        out.flush()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stdout().lock().flush()
+    }
+}
+
+/// Reports a failed write to standard output (`ftw: standard output: REASON`); a reader
+/// gone away (`EPIPE`) is not reported. Says whether it was reported (an error).
+pub fn report_error(e: &io::Error) -> bool {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return false;
+    }
+    crate::msg::report(b"standard output", &ftw::walk::describe(e));
+    true
+}
+
 /// A chunked writer on standard output. Paths are appended as bytes; a `write` is made
 /// when the chunk is full (128 KiB, or 4 KiB on a terminal), when records have waited
 /// [`LATENCY`], and at the end.

@@ -6,8 +6,9 @@
 //! those controls; `\\` for a backslash (so that an escape in a name cannot pass for
 //! one made here); `\xNN` for every other control byte (ESC is `\x1b`, DEL `\x7f`, the
 //! C1 controls `\xc2\x9b`...) and for each byte that is not UTF-8; `\u{202e}` for the
-//! bidirectional controls, which would turn the rest of a line around. In a message an
-//! empty path is shown as `''`.
+//! bidirectional controls, which would turn the rest of a line around, and `\u{2028}`,
+//! `\u{2029}` for the line and paragraph separators. In a message an empty path is
+//! shown as `''`.
 
 use clap::{Args, ValueEnum};
 use ftw::sys::{FileType, StatMask};
@@ -36,12 +37,9 @@ pub fn escape_into(name: &[u8], out: &mut Vec<u8>) {
                 '\r' => out.extend_from_slice(b"\\r"),
                 '\\' => out.extend_from_slice(b"\\\\"),
                 // Bidirectional controls (a name's U+202E would turn the rest of its
-                // line around on the screen): as \u{...}.
-                '\u{61c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}' => {
+                // line around on the screen) and the line and paragraph separators
+                // (one name, one line): as \u{...}.
+                c if unsafe_format_char(c) => {
                     out.extend_from_slice(format!("\\u{{{:x}}}", u32::from(c)).as_bytes())
                 }
                 c if c.is_control() => {
@@ -60,6 +58,20 @@ pub fn escape_into(name: &[u8], out: &mut Vec<u8>) {
             hex(b, out);
         }
     }
+}
+
+/// Whether `c` is a bidirectional control (U+061C, U+200E, U+200F, U+202A..U+202E,
+/// U+2066..U+2069) or the line or paragraph separator (U+2028, U+2029): characters
+/// that are not controls to Unicode but move or break a line on the screen.
+pub fn unsafe_format_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{61c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
 }
 
 fn hex(b: u8, out: &mut Vec<u8>) {
@@ -459,6 +471,10 @@ mod tests {
         assert_eq!(escape(b"a\\x1b"), "a\\\\x1b");
         assert_eq!(escape(b"del\x7f"), "del\\x7f");
         assert_eq!(escape("\u{202e}txt".as_bytes()), "\\u{202e}txt");
+        assert_eq!(
+            escape("a\u{2028}b\u{2029}".as_bytes()),
+            "a\\u{2028}b\\u{2029}"
+        );
         assert_eq!(quote(b""), "''");
     }
 

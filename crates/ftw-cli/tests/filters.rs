@@ -280,7 +280,7 @@ fn a_missing_root_that_looks_like_a_pattern_says_how_to_match_names() {
     assert_eq!(r.code, 1);
     assert_eq!(
         r.stderr,
-        "ftw: foo: No such file or directory (to match names: ftw find -n foo)\n"
+        "ftw: foo: No such file or directory (to match names: ftw find -F foo)\n"
     );
     // A path is only a path.
     let r = run(Command::new(ftw_bin()).args(["find", "/nonexistent/foo"]));

@@ -667,3 +667,165 @@ fn no_colour_is_byte_identical_to_the_plain_listing() {
         String::from_utf8_lossy(&out)
     );
 }
+
+/// Runs `script` (a sh command line, `$F` being ftw) and gives its status and stderr.
+fn sh_run(script: &str) -> common::Run {
+    let bin = sh(ftw_bin().as_os_str().as_bytes());
+    run(Command::new("sh").args(["-c", &format!("F={bin}; {script}")]))
+}
+
+#[test]
+fn output_errors_of_commands_run_by_x_and_of_exports_are_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    small_tree(&t);
+    let tq = sh(t.as_os_str().as_bytes());
+    // What ftw writes itself (the output of -x's commands, collected; the export;
+    // --generate; --help and -V): reported, 1.
+    for args in [
+        format!("find {tq} -x echo"),
+        format!("du -o - {tq}"),
+        "--generate bash".to_string(),
+        "find --help".to_string(),
+        "find -V".to_string(),
+        "--help".to_string(),
+    ] {
+        let r = sh_run(&format!("exec $F {args} >/dev/full"));
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (1, "ftw: standard output: No space left on device\n"),
+            "{args} >/dev/full"
+        );
+        let r = sh_run(&format!("exec $F {args} >&-"));
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (1, "ftw: standard output: Bad file descriptor\n"),
+            "{args} >&-"
+        );
+    }
+    // A command run on the terminal's own streams (-j1 -x, -X) finds standard output
+    // closed as ftw did, not /dev/null in its place: echo says so, and fails.
+    for x in ["-j1 -x", "-X"] {
+        let r = sh_run(&format!("exec $F find {tq} {x} echo >&-"));
+        assert_eq!(r.code, 1, "{x} echo >&-: {}", r.stderr);
+        assert!(
+            r.stderr.contains("Bad file descriptor"),
+            "{x}: {}",
+            r.stderr
+        );
+    }
+    // Nothing written: no error.
+    let r = sh_run(&format!("exec $F find {tq} -x true >&-"));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let r = sh_run(&format!("exec $F find {tq} -x echo | head -c1 >/dev/null"));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "a closed pipe");
+}
+
+#[test]
+fn the_hint_to_match_names_is_a_command_that_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Names that are not there, each as a shell would pass it.
+    for name in [
+        "a b;$(x)",
+        "it's",
+        "-weird",
+        "a.b",
+        "x\\",
+        "no\x1b[31mpe",
+        "nl\nx",
+    ] {
+        let t = tmp.path().join("t");
+        let _ = fs::remove_dir_all(&t);
+        fs::create_dir(&t).unwrap();
+        let r = run(Command::new(ftw_bin())
+            .args(["find", "--", name])
+            .current_dir(&t));
+        assert_eq!(r.code, 1, "{name:?}");
+        let hint = r
+            .stderr
+            .split_once("(to match names: ftw find ")
+            .and_then(|(_, h)| h.strip_suffix(")\n"))
+            .unwrap_or_else(|| panic!("{name:?}: a hint: {}", r.stderr));
+        assert!(
+            !hint.chars().any(char::is_control),
+            "{name:?}: the hint is escaped: {hint:?}"
+        );
+        // Made there, the hint's command finds the name, and that name alone.
+        fs::write(t.join(name), b"").unwrap();
+        fs::write(t.join("other"), b"").unwrap();
+        fs::write(t.join("ab"), b"").unwrap();
+        fs::write(t.join("axb"), b"").unwrap();
+        let bin = sh(ftw_bin().as_os_str().as_bytes());
+        let r = run(Command::new("sh")
+            .args(["-c", &format!("{bin} find {hint}")])
+            .current_dir(&t));
+        assert_eq!(r.code, 0, "{name:?}: {hint}: {}", r.stderr);
+        assert_eq!(
+            r.stdout,
+            [b"./", name.as_bytes(), b"\n"].concat(),
+            "{name:?}: {hint}"
+        );
+    }
+}
+
+#[test]
+fn line_separators_are_escaped_and_exports_hold_no_raw_controls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    fs::create_dir(&t).unwrap();
+    fs::write(t.join("ls\u{2028}ps\u{2029}c1\u{9b}x"), b"").unwrap();
+    let tq = sh(t.as_os_str().as_bytes());
+    let bin = sh(ftw_bin().as_os_str().as_bytes());
+    let Some((out, code)) = on_terminal(&format!("{bin} find {tq}"), &[]) else {
+        return;
+    };
+    assert_eq!(code, 0);
+    assert!(
+        contains(&out, b"ls\\u{2028}ps\\u{2029}c1\\xc2\\x9bx"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    // The export is data: exact once read, but no raw control for a terminal to obey.
+    let r = run(Command::new(ftw_bin()).args(["du", "-o", "-"]).arg(&t));
+    assert_eq!(r.code, 0);
+    let text = String::from_utf8(r.stdout).unwrap();
+    assert!(text.contains(r#""ls\u2028ps\u2029c1\u009bx""#), "{text}");
+}
+
+#[test]
+fn a_negative_number_after_an_equals_sign_gets_the_plain_message() {
+    for (args, word) in [
+        (&["find", "--max-depth=-1"][..], "--max-depth=-1"),
+        (&["du", "--max-depth=-3"], "--max-depth=-3"),
+    ] {
+        let r = run(Command::new(ftw_bin()).args(args));
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(
+            r.stderr.contains(&format!("{word}: a negative number")),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn commands_on_a_pipe_whose_reader_went_away_end_the_run_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    fs::create_dir(&t).unwrap();
+    for i in 0..300 {
+        fs::write(t.join(format!("f{i}")), b"").unwrap();
+    }
+    let tq = sh(t.as_os_str().as_bytes());
+    // echo, killed by SIGPIPE once head is gone, is no failure of the run's.
+    for x in ["-j1 -x", "-x", "--sort -x"] {
+        let r = run(Command::new("bash").args([
+            "-c",
+            &format!(
+                "F={}; $F find {tq} {x} echo | head -1 >/dev/null; exit ${{PIPESTATUS[0]}}",
+                sh(ftw_bin().as_os_str().as_bytes())
+            ),
+        ]));
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{x} echo | head -1");
+    }
+}

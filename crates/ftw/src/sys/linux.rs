@@ -392,3 +392,30 @@ mod closed_at_start {
     #[unsafe(link_section = ".init_array")]
     static LOOK: extern "C" fn() = look;
 }
+
+/// Makes `command` start with standard output (descriptor 1) closed, as ftw's own was
+/// ([`stdout_closed_at_start`]): not the `/dev/null` Rust's runtime put in its place, so
+/// that the command's writes fail as they would under `find -exec`.
+///
+/// ```
+/// let mut c = std::process::Command::new("sh");
+/// c.args(["-c", "echo x || echo failed >&2"]);
+/// ftw::sys::close_stdout_on_exec(&mut c);
+/// let out = c.output()?;
+/// // echo's write fails (Bad file descriptor): the shell says so, then "failed".
+/// assert!(out.stderr.ends_with(b"failed\n"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn close_stdout_on_exec(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed: it makes one, close(2), and allocates nothing;
+    // descriptor 1 is the child's own, and nothing in the child uses it after.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(|| {
+            rustix::io::close(1);
+            Ok(())
+        });
+    }
+}

@@ -301,3 +301,9 @@ pub fn terminal_size() -> Option<(u16, u16)> {
 pub fn stdout_closed_at_start() -> bool {
     false
 }
+
+/// Makes `command` start with standard output closed: nothing to do here, where
+/// [`stdout_closed_at_start`] is always `false`.
+pub fn close_stdout_on_exec(command: &mut std::process::Command) {
+    let _ = command;
+}
