@@ -1,6 +1,7 @@
 //! `ftw find --format TEMPLATE` (a small `find -printf`) and `-l` (a line like `ls -l`):
 //! each entry written by a template, with only the metadata the template asks for.
 
+use crate::meta::metadata;
 use crate::term::Names as Shown;
 use ftw::sys::{FileType, Metadata, StatMask};
 use ftw::walk::Entry;
@@ -123,7 +124,7 @@ impl Format {
             .iter()
             .any(|p| matches!(p, Piece::User(_) | Piece::Group(_)))
         {
-            crate::os::not_on_windows(
+            crate::msg::not_on_windows(
                 "%u, %U, %g, %G: Windows files have no user and group ids: 0 is shown",
             );
         }
@@ -212,24 +213,6 @@ impl Format {
             out.extend_from_slice(b" -> ");
             names.text(&link_target(e), out);
         }
-    }
-}
-
-/// The entry's own metadata (a followed link's target's), relative to its directory's
-/// handle where there is one.
-pub fn metadata(e: &Entry<'_>, mask: StatMask) -> Option<Metadata> {
-    let follow = e.path_is_symlink() && e.file_type() != FileType::Symlink;
-    match (e.dir(), e.c_name()) {
-        (Some(dir), Some(name)) => dir.stat_at(name, mask, follow).ok(),
-        _ => ftw::sys::stat_path(&e.path(), mask, follow || e.depth() == 0).ok(),
-    }
-}
-
-/// Whether a link not followed leads somewhere (what `LS_COLORS`'s `or` asks).
-pub fn target_exists(e: &Entry<'_>) -> bool {
-    match (e.dir(), e.c_name()) {
-        (Some(dir), Some(name)) => dir.stat_at(name, StatMask::TYPE, true).is_ok(),
-        _ => ftw::sys::stat_path(&e.path(), StatMask::TYPE, true).is_ok(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! and a negative number given to an option told plainly, both as usage errors (exit
 //! status 2), where clap would suggest `-- -1`.
 
+use crate::term::shell_word;
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
@@ -25,16 +26,6 @@ fn subcommand<'a>(command: &clap::Command, args: &'a [OsString]) -> Option<(&'a 
     let name = args[i].to_str()?;
     command.find_subcommand(name)?;
     Some((name, i + 1))
-}
-
-/// A word as a shell reads it back: bare when it holds nothing special, else quoted.
-pub fn shell_word(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./+,:=@%".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// ftw's glob for find's `-path` pattern, whose `*` crosses '/' where ftw's stays in a

@@ -8,6 +8,7 @@ mod find;
 mod format;
 mod generate;
 mod hints;
+mod meta;
 mod msg;
 mod os;
 mod output;

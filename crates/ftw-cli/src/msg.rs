@@ -83,7 +83,7 @@ fn match_names(name: &[u8]) -> String {
     let plain = |c: char| !c.is_control() && !term::unsafe_format_char(c);
     if let Ok(s) = std::str::from_utf8(name) {
         if s.chars().all(plain) {
-            let word = crate::hints::shell_word(s);
+            let word = term::shell_word(s);
             return if s.starts_with('-') {
                 format!("--fixed={word}")
             } else {
@@ -113,4 +113,29 @@ fn match_names(name: &[u8]) -> String {
 /// Reports an error of the library's, its path escaped.
 pub fn error(err: &ftw::walk::Error) {
     report(&crate::os::bytes(err.path().as_os_str()), &err.reason());
+}
+
+/// Warns, once per message, that an option asks for what Windows does not have; the
+/// run goes on (what it asks for never matches, or shows 0).
+#[cfg(windows)]
+pub fn not_on_windows(what: &str) {
+    use std::sync::Mutex;
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.iter().any(|s| s == what) {
+        said.push(what.to_string());
+        warn(what);
+    }
+}
+
+/// The `-t` types that mean nothing on Windows, with why.
+#[cfg(windows)]
+pub fn note_type(t: &str) {
+    match t {
+        "s" | "p" | "b" | "c" => not_on_windows(&format!(
+            "-t {t}: Windows directories hold no sockets, pipes or devices: nothing matches"
+        )),
+        "x" => not_on_windows("-t x: Windows files have no executable bit: nothing matches"),
+        _ => {}
+    }
 }

@@ -44,28 +44,3 @@ pub fn os_string(v: Vec<u8>) -> OsString {
         ftw::sys::bytes_to_os(&v)
     }
 }
-
-/// Warns, once per message, that an option asks for what Windows does not have; the
-/// run goes on (what it asks for never matches, or shows 0).
-#[cfg(windows)]
-pub fn not_on_windows(what: &str) {
-    use std::sync::Mutex;
-    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
-    if !said.iter().any(|s| s == what) {
-        said.push(what.to_string());
-        crate::msg::warn(what);
-    }
-}
-
-/// The `-t` types that mean nothing on Windows, with why.
-#[cfg(windows)]
-pub fn note_type(t: &str) {
-    match t {
-        "s" | "p" | "b" | "c" => not_on_windows(&format!(
-            "-t {t}: Windows directories hold no sockets, pipes or devices: nothing matches"
-        )),
-        "x" => not_on_windows("-t x: Windows files have no executable bit: nothing matches"),
-        _ => {}
-    }
-}

@@ -174,7 +174,7 @@ pub fn run(args: RmArgs) -> ExitCode {
     if args.chmod {
         // Windows removes what is in a read-only directory, and ftw removes read-only
         // files (FileDispositionInfoEx ignores the attribute, or it is cleared).
-        crate::os::not_on_windows(
+        crate::msg::not_on_windows(
             "--chmod: nothing to do on Windows, where a read-only directory keeps none of its entries",
         );
     }

@@ -172,7 +172,7 @@ impl FilterArgs {
             let mut types = Types::default();
             for t in &self.types {
                 #[cfg(windows)]
-                crate::os::note_type(t);
+                crate::msg::note_type(t);
                 types.add(t)?;
             }
             filter = filter.types(types);

@@ -384,7 +384,7 @@ impl Colors {
                 } else {
                     StatMask::MODE
                 };
-                if let Some(m) = crate::format::metadata(e, mask) {
+                if let Some(m) = crate::meta::metadata(e, mask) {
                     if self.setuid.is_some() && m.mode & 0o4000 != 0 {
                         return self.setuid.as_deref();
                     }
@@ -401,7 +401,7 @@ impl Colors {
                 self.by_suffix(e.name())
             }
             FileType::Dir if self.dir_mode => {
-                if let Some(m) = crate::format::metadata(e, StatMask::MODE) {
+                if let Some(m) = crate::meta::metadata(e, StatMask::MODE) {
                     if self.sticky_other_writable.is_some() && m.mode & 0o1002 == 0o1002 {
                         return self.sticky_other_writable.as_deref();
                     }
@@ -415,7 +415,7 @@ impl Colors {
                 self.dir.as_deref()
             }
             FileType::Symlink if self.orphans => {
-                if crate::format::target_exists(e) {
+                if crate::meta::target_exists(e) {
                     self.link.as_deref()
                 } else {
                     self.orphan.as_deref()
@@ -455,6 +455,16 @@ fn leak(generation: usize, style: &lscolors::Style) -> &'static [u8] {
             Box::leak(s.into_bytes().into_boxed_slice())
         })
     })
+}
+
+/// A word as a shell reads it back: bare when it holds nothing special, else quoted.
+pub fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./+,:=@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]
