@@ -479,13 +479,19 @@ fn stat_handle(h: BorrowedHandle<'_>, mask: StatMask) -> io::Result<Metadata> {
     Ok(metadata(&raw, mask))
 }
 
-/// A name relative to a directory, in UTF-16: components split at `/` (the caller's
-/// separator) and joined with `\`; `.` components left out.
+/// Whether `b` separates components in a relative name: `/` (ftw's separator) or `\`
+/// (below a verbatim root), which no Windows name holds.
+fn is_sep(b: &u8) -> bool {
+    *b == b'/' || *b == b'\\'
+}
+
+/// A name relative to a directory, in UTF-16: components split at `/` or `\` and
+/// joined with `\`; `.` components left out.
 fn rel_wide(name: &CStr) -> io::Result<Vec<u16>> {
     let mut out = Vec::with_capacity(name.to_bytes().len() + 1);
     for comp in name
         .to_bytes()
-        .split(|&b| b == b'/')
+        .split(is_sep)
         .filter(|c| !c.is_empty() && *c != b".")
     {
         if !out.is_empty() {
@@ -715,6 +721,82 @@ fn clear_readonly(h: BorrowedHandle<'_>) -> io::Result<()> {
     Ok(())
 }
 
+/// One `FILE_ID_BOTH_DIR_INFO` record of a batch, its fields read (little-endian, at
+/// any alignment) from within the buffer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Record<'b> {
+    pub(super) attrs: u32,
+    /// The reparse tag, in place of the extended attributes' size, when the reparse
+    /// attribute is set.
+    pub(super) tag: u32,
+    pub(super) ino: u64,
+    /// The name, UTF-16 little-endian (`FileNameLength` bytes).
+    pub(super) name: &'b [u8],
+}
+
+impl Record<'_> {
+    pub(super) fn name_units(&self) -> impl Iterator<Item = u16> + '_ {
+        self.name
+            .chunks_exact(2)
+            .map(|p| u16::from_le_bytes([p[0], p[1]]))
+    }
+}
+
+fn malformed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a malformed directory record from the file system",
+    )
+}
+
+/// Calls `f` for each record of one batch as `GetFileInformationByHandleEx` filled
+/// `bytes`. Nothing is trusted: each record's header and name must lie within `bytes`
+/// (`FileNameLength` even), and `NextEntryOffset`, when not zero (the last record), must
+/// step past the record's name and stay within `bytes`; otherwise the batch is an
+/// `InvalidData` error (from the record that breaks the rule on; those before it were
+/// given to `f`), never a read out of bounds or a loop.
+pub(super) fn parse_batch<'b>(
+    bytes: &'b [u8],
+    mut f: impl FnMut(Record<'b>) -> io::Result<()>,
+) -> io::Result<()> {
+    use std::mem::offset_of;
+    use windows_sys::Win32::Storage::FileSystem::FILE_ID_BOTH_DIR_INFO as Info;
+    let u32_at = |at: usize| -> io::Result<u32> {
+        let b = bytes.get(at..at + 4).ok_or_else(malformed)?;
+        Ok(u32::from_le_bytes(b.try_into().unwrap()))
+    };
+    let u64_at = |at: usize| -> io::Result<u64> {
+        let b = bytes.get(at..at + 8).ok_or_else(malformed)?;
+        Ok(u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let header = offset_of!(Info, FileName);
+    let mut at = 0usize;
+    loop {
+        if bytes.len().saturating_sub(at) < header {
+            return Err(malformed());
+        }
+        let next = u32_at(at + offset_of!(Info, NextEntryOffset))? as usize;
+        let name_len = u32_at(at + offset_of!(Info, FileNameLength))? as usize;
+        let name_at = at + header;
+        let name = bytes
+            .get(name_at..name_at.checked_add(name_len).ok_or_else(malformed)?)
+            .ok_or_else(malformed)?;
+        if name_len % 2 != 0 || (next != 0 && next < header + name_len) {
+            return Err(malformed());
+        }
+        f(Record {
+            attrs: u32_at(at + offset_of!(Info, FileAttributes))?,
+            tag: u32_at(at + offset_of!(Info, EaSize))?,
+            ino: u64_at(at + offset_of!(Info, FileId))?,
+            name,
+        })?;
+        if next == 0 {
+            return Ok(());
+        }
+        at += next;
+    }
+}
+
 impl Dir {
     /// Opens the directory at `path` (relative to the working directory), following a
     /// link or junction there.
@@ -799,7 +881,7 @@ impl Dir {
         })
     }
 
-    /// Opens the directory at the relative path `rel` (components separated by `/`)
+    /// Opens the directory at the relative path `rel` (components separated by `/` or `\`)
     /// below this one. Without `follow`, no component may be a link or junction (one
     /// component at a time, each relative to the last); with `follow`, in one call.
     pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
@@ -808,11 +890,7 @@ impl Dir {
         }
         let mut cur: Option<Dir> = None;
         let mut name = Vec::new();
-        for comp in rel
-            .to_bytes()
-            .split(|&b| b == b'/')
-            .filter(|c| !c.is_empty())
-        {
+        for comp in rel.to_bytes().split(is_sep).filter(|c| !c.is_empty()) {
             name.clear();
             name.extend_from_slice(comp);
             name.push(0);
@@ -831,8 +909,6 @@ impl Dir {
     where
         F: FnMut(RawEntry<'_>),
     {
-        use std::mem::offset_of;
-        use windows_sys::Win32::Storage::FileSystem::FILE_ID_BOTH_DIR_INFO as Info;
         let mut class = fs::FileIdBothDirectoryRestartInfo;
         loop {
             count!(batch_reads);
@@ -857,41 +933,25 @@ impl Dir {
             class = fs::FileIdBothDirectoryInfo;
             // SAFETY: the same buffer viewed as bytes: u64 has no padding and any byte
             // value is a valid u8; the view lives while `buf.buf` is not touched (the
-            // loop below only reads it and writes `buf.name`).
+            // parsing below only reads it and writes `buf.name`, another field).
             let bytes: &[u8] =
                 unsafe { std::slice::from_raw_parts(buf.buf.as_ptr().cast::<u8>(), len) };
-            let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-            let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-            let mut at = 0usize;
-            loop {
-                let next = u32_at(at + offset_of!(Info, NextEntryOffset)) as usize;
-                let attrs = u32_at(at + offset_of!(Info, FileAttributes));
-                // The reparse tag, in place of the extended attributes' size, when the
-                // reparse attribute is set.
-                let tag = u32_at(at + offset_of!(Info, EaSize));
-                let ino = u64_at(at + offset_of!(Info, FileId));
-                let name_len = u32_at(at + offset_of!(Info, FileNameLength)) as usize;
-                let name_at = at + offset_of!(Info, FileName);
-                let units = bytes[name_at..name_at + name_len]
-                    .chunks_exact(2)
-                    .map(|p| u16::from_le_bytes([p[0], p[1]]));
-                buf.name.clear();
-                push_utf8(units, &mut buf.name);
-                if !is_dot(&buf.name) {
-                    buf.name.push(0);
-                    let name = CStr::from_bytes_with_nul(&buf.name)
+            let name = &mut buf.name;
+            parse_batch(bytes, |r| {
+                name.clear();
+                push_utf8(r.name_units(), name);
+                if !is_dot(name) {
+                    name.push(0);
+                    let name = CStr::from_bytes_with_nul(name)
                         .map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
                     f(RawEntry {
                         name,
-                        file_type: type_of(attrs, tag),
-                        ino,
+                        file_type: type_of(r.attrs, r.tag),
+                        ino: r.ino,
                     });
                 }
-                if next == 0 {
-                    break;
-                }
-                at += next;
-            }
+                Ok(())
+            })?;
         }
     }
 
