@@ -5,7 +5,8 @@
 //! The escaping style: a name's printable characters as they are; `\n`, `\t`, `\r` for
 //! those controls; `\\` for a backslash (so that an escape in a name cannot pass for
 //! one made here); `\xNN` for every other control byte (ESC is `\x1b`, DEL `\x7f`, the
-//! C1 controls `\xc2\x9b`...) and for each byte that is not UTF-8; `\u{202e}` for the
+//! C1 controls `\xc2\x9b`...) and for each byte that is not UTF-8 (on Windows a
+//! backslash is shown as it is: it is the separator there, in no name); `\u{202e}` for the
 //! bidirectional controls, which would turn the rest of a line around. In a message an
 //! empty path is shown as `''`.
 
@@ -15,11 +16,12 @@ use ftw::walk::Entry;
 use lscolors::{Indicator, LsColors};
 use std::io::IsTerminal;
 
-/// Whether `b` is shown as it is: printable ASCII other than the backslash. A name of
-/// such bytes alone (the common case) is copied without a second look.
+/// Whether `b` is shown as it is: printable ASCII other than the backslash (on Windows,
+/// the backslash too). A name of such bytes alone (the common case) is copied without a
+/// second look.
 #[inline]
 fn plain_byte(b: u8) -> bool {
-    (0x20..0x7f).contains(&b) && b != b'\\'
+    (0x20..0x7f).contains(&b) && (b != b'\\' || cfg!(windows))
 }
 
 /// Appends `name` escaped (see the module's documentation).
@@ -34,7 +36,7 @@ pub fn escape_into(name: &[u8], out: &mut Vec<u8>) {
                 '\n' => out.extend_from_slice(b"\\n"),
                 '\t' => out.extend_from_slice(b"\\t"),
                 '\r' => out.extend_from_slice(b"\\r"),
-                '\\' => out.extend_from_slice(b"\\\\"),
+                '\\' if !cfg!(windows) => out.extend_from_slice(b"\\\\"),
                 // Bidirectional controls (a name's U+202E would turn the rest of its
                 // line around on the screen): as \u{...}.
                 '\u{61c}'

@@ -591,10 +591,32 @@ impl DirEntry {
 /// every path of a walk is made from its directory's.
 fn push_joined(out: &mut Vec<u8>, parent: &[u8], name: &[u8]) {
     out.extend_from_slice(parent);
-    if !parent.is_empty() && !parent.ends_with(b"/") {
-        out.push(b'/');
+    if !parent.is_empty() && !ends_with_sep(parent) {
+        out.push(sep(parent));
     }
     out.extend_from_slice(name);
+}
+
+/// Whether a name is appended to the directory path `path` as it is, with no separator
+/// between: when `path` ends with `/`; on Windows also with `\`, or is a drive-relative
+/// `X:` (whose entries are `X:name`: `X:/name` would be at the drive's root).
+pub(crate) fn ends_with_sep(path: &[u8]) -> bool {
+    #[cfg(windows)]
+    if path.ends_with(b"\\") || matches!(path, [d, b':'] if d.is_ascii_alphabetic()) {
+        return true;
+    }
+    path.ends_with(b"/")
+}
+
+/// The separator put between a directory's path and a name: `/`; on Windows `\` below
+/// a verbatim root (`\\?\...`), where the system takes `/` as part of a name.
+pub(crate) fn sep(path: &[u8]) -> u8 {
+    #[cfg(windows)]
+    if path.starts_with(br"\\?\") {
+        return b'\\';
+    }
+    let _ = path;
+    b'/'
 }
 
 /// `parent` joined with `name` (see [`push_joined`]).
