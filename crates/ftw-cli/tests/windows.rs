@@ -469,3 +469,46 @@ fn drive_relative_and_verbatim_roots_give_paths_that_name_their_files() {
     );
     assert!(!tmp.path().join("d").exists());
 }
+
+/// Wine 8 shows a Unix symbolic link to a directory as that directory (no reparse
+/// point): the backend must still not go through it, or `ftw rm` would remove what it
+/// leads to, outside the tree, and a link to an ancestor would be walked forever.
+#[test]
+fn unix_links_to_directories_seen_through_wine_are_not_followed() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tree, outside) = (tmp.path().join("tree"), tmp.path().join("outside"));
+    std::fs::create_dir_all(tree.join("d")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("precious"), b"keep").unwrap();
+    std::fs::write(tree.join("d/f"), b"x").unwrap();
+    std::os::unix::fs::symlink("../outside", tree.join("out")).unwrap();
+    std::os::unix::fs::symlink("..", tree.join("d/up")).unwrap();
+    for j in ["1", "3"] {
+        // Listed as links (wine lists them as reparse points of no tag), not entered.
+        let out = wine_ftw(&["find", "--sort", "-0", "-j", j, &z(&tree)]);
+        let got = relative(&out, &format!("{}/", z(&tree)));
+        assert_eq!(got, ["d", "d/f", "d/up", "out"], "-j {j}");
+        let out = wine_ftw(&["find", "--sort", "-0", "-j", j, "-t", "l", &z(&tree)]);
+        let got = relative(&out, &format!("{}/", z(&tree)));
+        assert_eq!(got, ["d/up", "out"], "-j {j}");
+        let out = wine_ftw(&["du", "-a", "-j", j, &z(&tree)]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains("precious") && !text.contains("up/d"),
+            "{text}"
+        );
+    }
+    // The link named itself, then the tree: what it leads to stays.
+    wine_ftw(&["rm", &format!(r"{}\out", z(&tree))]);
+    assert!(outside.join("precious").exists());
+    let out = wine_ftw(&["rm", &z(&tree)]);
+    assert_eq!(
+        std::fs::read(outside.join("precious")).ok().as_deref(),
+        Some(&b"keep"[..]),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -315,9 +315,14 @@ fn attribute_tag(h: BorrowedHandle<'_>) -> io::Result<(u32, u32)> {
 /// Whether attributes and a reparse tag are those of a link: a symbolic link or a
 /// junction (mount point). Other reparse points (deduplicated, cloud and WSL files)
 /// are the files or directories they stand for.
+///
+/// A reparse point of tag 0, which Windows never makes, is a link too: wine 8 lists a
+/// Unix symbolic link so (the attribute, no tag), while opening it gives what it leads
+/// to, with no reparse point; followed, a link to a directory outside the tree would be
+/// walked, and removed by `ftw rm`, and one to an ancestor walked forever.
 fn is_link(attrs: u32, tag: u32) -> bool {
     attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0
-        && (tag == IO_REPARSE_TAG_SYMLINK || tag == IO_REPARSE_TAG_MOUNT_POINT)
+        && (tag == IO_REPARSE_TAG_SYMLINK || tag == IO_REPARSE_TAG_MOUNT_POINT || tag == 0)
 }
 
 pub(super) fn type_of(attrs: u32, tag: u32) -> FileType {
@@ -406,10 +411,10 @@ fn attributes_answer(mask: StatMask) -> bool {
         && !mask.contains(StatMask::BLOCKS)
 }
 
-/// `GetFileAttributesExW` of a NUL-terminated path. `None` when it fails (the handle
+/// `GetFileAttributesExW` of a NUL-terminated path. `Err` when it fails (the handle
 /// way then answers, or reports the error) or the entry is a reparse point (whose tag
-/// it does not give).
-fn stat_by_attributes(path: &[u16], mask: StatMask) -> Option<Metadata> {
+/// it does not give): `Err(true)` for the latter.
+fn stat_by_attributes(path: &[u16], mask: StatMask) -> Result<Metadata, bool> {
     count!(attr_calls);
     let mut data = fs::WIN32_FILE_ATTRIBUTE_DATA::default();
     // SAFETY: `path` is NUL-terminated (the callers push the NUL) and `data` is a live
@@ -421,8 +426,11 @@ fn stat_by_attributes(path: &[u16], mask: StatMask) -> Option<Metadata> {
             (&raw mut data).cast(),
         )
     };
-    if ok == 0 || data.dwFileAttributes & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-        return None;
+    if ok == 0 {
+        return Err(false);
+    }
+    if data.dwFileAttributes & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        return Err(true);
     }
     let raw = Raw {
         attrs: data.dwFileAttributes,
@@ -434,12 +442,19 @@ fn stat_by_attributes(path: &[u16], mask: StatMask) -> Option<Metadata> {
         nlink: 0,
         mtime: filetime(data.ftLastWriteTime),
     };
-    Some(metadata(&raw, mask))
+    Ok(metadata(&raw, mask))
 }
 
 /// Metadata of an open handle: `GetFileInformationByHandle`, and the reparse tag or the
 /// allocation where needed.
-fn stat_handle(h: BorrowedHandle<'_>, mask: StatMask) -> io::Result<Metadata> {
+/// With `reparse_by_path`, the entry's path was found a reparse point: if the handle
+/// (opened on the entry itself) then shows none, or one of no tag, it is a Unix link
+/// under wine (see [`is_link`]), and a link it is.
+fn stat_handle(
+    h: BorrowedHandle<'_>,
+    mask: StatMask,
+    reparse_by_path: bool,
+) -> io::Result<Metadata> {
     count!(handle_queries);
     let mut info = fs::BY_HANDLE_FILE_INFORMATION::default();
     // SAFETY: `info` is a live BY_HANDLE_FILE_INFORMATION; `h` is open.
@@ -458,6 +473,8 @@ fn stat_handle(h: BorrowedHandle<'_>, mask: StatMask) -> io::Result<Metadata> {
     };
     if raw.attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
         raw.tag = attribute_tag(h)?.1;
+    } else if reparse_by_path {
+        (raw.attrs, raw.tag) = (raw.attrs | fs::FILE_ATTRIBUTE_REPARSE_POINT, 0);
     }
     if mask.contains(StatMask::BLOCKS) {
         count!(handle_queries);
@@ -960,9 +977,11 @@ impl Dir {
     /// else the entry is opened relative to this directory's handle.
     pub fn stat_at(&self, name: &CStr, mask: StatMask, follow: bool) -> io::Result<Metadata> {
         let w = rel_wide(name)?;
+        let mut reparse = false;
         if attributes_answer(mask) {
-            if let Some(m) = stat_by_attributes(&join_nul(&self.path, &w), mask) {
-                return Ok(m);
+            match stat_by_attributes(&join_nul(&self.path, &w), mask) {
+                Ok(m) => return Ok(m),
+                Err(r) => reparse = r && !follow,
             }
         }
         count!(stat_opens);
@@ -975,12 +994,12 @@ impl Dir {
             false,
         )
         .map_err(nt_error)?;
-        stat_handle(h.as_handle(), mask)
+        stat_handle(h.as_handle(), mask, reparse)
     }
 
     /// Metadata of this directory itself (from its handle).
     pub fn stat(&self, mask: StatMask) -> io::Result<Metadata> {
-        stat_handle(self.handle.as_handle(), mask)
+        stat_handle(self.handle.as_handle(), mask, false)
     }
 
     /// Whether the file ids in this directory's listing are those `stat` gives: on
@@ -1134,14 +1153,16 @@ impl AsHandle for Dir {
 /// Metadata of the file at `path` (relative to the working directory); with `follow`,
 /// a link there is followed. `GetFileAttributesExW` first, as [`Dir::stat_at`].
 pub fn stat_path(path: &Path, mask: StatMask, follow: bool) -> io::Result<Metadata> {
+    let mut reparse = false;
     if attributes_answer(mask) {
-        if let Some(m) = stat_by_attributes(&verbatim(path)?, mask) {
-            return Ok(m);
+        match stat_by_attributes(&verbatim(path)?, mask) {
+            Ok(m) => return Ok(m),
+            Err(r) => reparse = r && !follow,
         }
     }
     count!(stat_opens);
     let file = open_path(path, fs::FILE_READ_ATTRIBUTES, follow)?;
-    stat_handle(file.as_handle(), mask)
+    stat_handle(file.as_handle(), mask, reparse)
 }
 
 /// The limit on open handles: Windows has none that matters (16 million).
