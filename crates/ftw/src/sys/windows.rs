@@ -399,6 +399,14 @@ fn metadata(r: &Raw, mask: StatMask) -> Metadata {
     m
 }
 
+/// The fields a batch record gives, as [`super::RawEntry::metadata`] has them (`dev`
+/// and `nlink` left 0: a record tells neither).
+const LISTED: StatMask = StatMask::ID
+    .union(StatMask::SIZE)
+    .union(StatMask::BLOCKS)
+    .union(StatMask::MODE)
+    .union(StatMask::MTIME);
+
 /// Whether `GetFileAttributesExW` can answer `mask`: it gives no file id, link count or
 /// allocation.
 fn attributes_answer(mask: StatMask) -> bool {
@@ -747,6 +755,10 @@ pub(super) struct Record<'b> {
     /// attribute is set.
     pub(super) tag: u32,
     pub(super) ino: u64,
+    /// `EndOfFile`, `AllocationSize` and `LastWriteTime`.
+    pub(super) size: u64,
+    pub(super) alloc: u64,
+    pub(super) mtime: i64,
     /// The name, UTF-16 little-endian (`FileNameLength` bytes).
     pub(super) name: &'b [u8],
 }
@@ -805,6 +817,9 @@ pub(super) fn parse_batch<'b>(
             attrs: u32_at(at + offset_of!(Info, FileAttributes))?,
             tag: u32_at(at + offset_of!(Info, EaSize))?,
             ino: u64_at(at + offset_of!(Info, FileId))?,
+            size: u64_at(at + offset_of!(Info, EndOfFile))?,
+            alloc: u64_at(at + offset_of!(Info, AllocationSize))?,
+            mtime: u64_at(at + offset_of!(Info, LastWriteTime))? as i64,
             name,
         })?;
         if next == 0 {
@@ -961,10 +976,21 @@ impl Dir {
                     name.push(0);
                     let name = CStr::from_bytes_with_nul(name)
                         .map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+                    let raw = Raw {
+                        attrs: r.attrs,
+                        tag: r.tag,
+                        dev: 0,
+                        ino: r.ino,
+                        size: r.size,
+                        alloc: r.alloc,
+                        nlink: 0,
+                        mtime: r.mtime,
+                    };
                     f(RawEntry {
                         name,
                         file_type: type_of(r.attrs, r.tag),
                         ino: r.ino,
+                        meta: Some(metadata(&raw, LISTED)),
                     });
                 }
                 Ok(())

@@ -446,6 +446,9 @@ pub struct Entry<'a> {
     pub(crate) file_type: FileType,
     pub(crate) followed_link: bool,
     pub(crate) ino: u64,
+    /// The metadata the listing gave, where it gives any (Windows).
+    #[cfg(windows)]
+    pub(crate) meta: Option<crate::sys::Metadata>,
     pub(crate) dir: Option<&'a Dir>,
     /// The name followed by its NUL (made a `CStr` only when asked: checking it costs a
     /// pass over the name).
@@ -462,6 +465,8 @@ impl<'a> Entry<'a> {
             file_type,
             followed_link: false,
             ino: 0,
+            #[cfg(windows)]
+            meta: None,
             dir: None,
             c_name: None,
         }
@@ -515,6 +520,17 @@ impl<'a> Entry<'a> {
     /// The inode number the directory entry gave (0 for a root).
     pub fn ino(&self) -> u64 {
         self.ino
+    }
+
+    /// The entry's metadata as its directory's listing gave it, with no call for it:
+    /// on Windows (see [`crate::sys::RawEntry::metadata`]: size, allocation, mode, time
+    /// and file id; `dev` and `nlink` 0); `None` on Linux and for a root. For a
+    /// followed link, the link's own.
+    pub fn listed_metadata(&self) -> Option<crate::sys::Metadata> {
+        #[cfg(windows)]
+        return self.meta;
+        #[cfg(not(windows))]
+        None
     }
 
     /// Appends the entry's full path to `out`: the parent's path, a `/` unless that ends

@@ -651,6 +651,8 @@ fn run_job<V>(
             file_type,
             followed_link,
             ino: item.ino,
+            #[cfg(windows)]
+            meta: item.meta,
             dir: Some(dir_ref),
             c_name: Some(state.list.name_with_nul(&item)),
         };

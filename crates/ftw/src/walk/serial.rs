@@ -132,6 +132,8 @@ fn entry<'a>(
         file_type,
         followed_link,
         ino: item.ino,
+        #[cfg(windows)]
+        meta: item.meta,
         dir: frame.dir.as_ref(),
         c_name: Some(frame.list.name_with_nul(item)),
     }
