@@ -5,7 +5,8 @@
 //! The escaping style: a name's printable characters as they are; `\n`, `\t`, `\r` for
 //! those controls; `\\` for a backslash (so that an escape in a name cannot pass for
 //! one made here); `\xNN` for every other control byte (ESC is `\x1b`, DEL `\x7f`, the
-//! C1 controls `\xc2\x9b`...) and for each byte that is not UTF-8; `\u{202e}` for the
+//! C1 controls `\xc2\x9b`...) and for each byte that is not UTF-8 (on Windows a
+//! backslash is shown as it is: it is the separator there, in no name); `\u{202e}` for the
 //! bidirectional controls, which would turn the rest of a line around, and `\u{2028}`,
 //! `\u{2029}` for the line and paragraph separators. In a message an empty path is
 //! shown as `''`.
@@ -16,11 +17,12 @@ use ftw::walk::Entry;
 use lscolors::{Indicator, LsColors};
 use std::io::IsTerminal;
 
-/// Whether `b` is shown as it is: printable ASCII other than the backslash. A name of
-/// such bytes alone (the common case) is copied without a second look.
+/// Whether `b` is shown as it is: printable ASCII other than the backslash (on Windows,
+/// the backslash too). A name of such bytes alone (the common case) is copied without a
+/// second look.
 #[inline]
 fn plain_byte(b: u8) -> bool {
-    (0x20..0x7f).contains(&b) && b != b'\\'
+    (0x20..0x7f).contains(&b) && (b != b'\\' || cfg!(windows))
 }
 
 /// Appends `name` escaped (see the module's documentation).
@@ -35,7 +37,7 @@ pub fn escape_into(name: &[u8], out: &mut Vec<u8>) {
                 '\n' => out.extend_from_slice(b"\\n"),
                 '\t' => out.extend_from_slice(b"\\t"),
                 '\r' => out.extend_from_slice(b"\\r"),
-                '\\' => out.extend_from_slice(b"\\\\"),
+                '\\' if !cfg!(windows) => out.extend_from_slice(b"\\\\"),
                 // Bidirectional controls (a name's U+202E would turn the rest of its
                 // line around on the screen) and the line and paragraph separators
                 // (one name, one line): as \u{...}.
@@ -478,7 +480,9 @@ mod tests {
         assert_eq!(escape(b"\x1b[31mred"), "\\x1b[31mred");
         assert_eq!(escape(b"caf\xc3\xa9 \xff"), "café \\xff");
         assert_eq!(escape("\u{9b}".as_bytes()), "\\xc2\\x9b");
-        assert_eq!(escape(b"a\\x1b"), "a\\\\x1b");
+        // A backslash is doubled, but on Windows, where it is the separator.
+        let bs = if cfg!(windows) { "a\\x1b" } else { "a\\\\x1b" };
+        assert_eq!(escape(b"a\\x1b"), bs);
         assert_eq!(escape(b"del\x7f"), "del\\x7f");
         assert_eq!(escape("\u{202e}txt".as_bytes()), "\\u{202e}txt");
         assert_eq!(

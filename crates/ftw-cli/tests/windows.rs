@@ -392,3 +392,123 @@ fn options_that_mean_nothing_on_windows_say_so_and_the_run_goes_on() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--chmod: nothing to do on Windows"));
     assert!(!tmp.path().join("t/sizes").exists());
 }
+
+/// Runs `ftw.exe ARGS` under wine in the directory `cwd` (Z:'s current directory).
+fn wine_ftw_in(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(runner())
+        .current_dir(cwd)
+        .arg(ftw_exe())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn nul_lines(out: &Output) -> Vec<String> {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8(out.stdout.clone()).unwrap();
+    s.split_terminator('\0').map(str::to_string).collect()
+}
+
+#[test]
+fn drive_relative_and_verbatim_roots_give_paths_that_name_their_files() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("d/e")).unwrap();
+    std::fs::write(tmp.path().join("d/e/f"), b"x").unwrap();
+    let run = |args: &[&str]| wine_ftw_in(tmp.path(), args);
+    for j in ["1", "2"] {
+        // `Z:` is Z's current directory: its entries are `Z:d` (`Z:/d` would be at the
+        // drive's root).
+        let got = nul_lines(&run(&["find", "--sort", "-0", "-j", j, "Z:"]));
+        assert_eq!(got, ["Z:d", "Z:d/e", "Z:d/e/f"], "-j {j}");
+        // A verbatim root: joined with `\`, as `/` is no separator there.
+        let v = format!(r"\\?\{}", z(tmp.path()));
+        let got = nul_lines(&run(&["find", "--sort", "-0", "-j", j, &v]));
+        assert_eq!(
+            got,
+            [
+                format!(r"{v}\d"),
+                format!(r"{v}\d\e"),
+                format!(r"{v}\d\e\f")
+            ]
+        );
+        // A root ending with `\`: no second separator.
+        let r = format!(r"{}\", z(tmp.path()));
+        let got = nul_lines(&run(&["find", "--sort", "-0", "-j", j, "-t", "f", &r]));
+        assert_eq!(got, [format!(r"{r}d/e/f")]);
+        // What du shows leads to the files too.
+        let got = run(&["du", "-a", "-j", j, &v]);
+        let text = String::from_utf8(got.stdout).unwrap();
+        assert!(text.contains(&format!("\t{v}\\d\\e\\f\n")), "{text}");
+    }
+    // `ftw rm Z:` is `ftw rm .`: refused.
+    let out = run(&["rm", "Z:"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing to remove '.' or '..'"), "{err}");
+    assert!(tmp.path().join("d/e/f").exists());
+    // A message shows a Windows path as typed: `\` is no escape there.
+    let missing = format!(r"{}\missing", z(tmp.path()));
+    let out = run(&["rm", &missing]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with(&format!("ftw: {missing}: ")), "{err}");
+    // `Z:d` is d in Z's current directory (not a stream of a file `Z`).
+    let out = run(&["rm", "Z:d"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!tmp.path().join("d").exists());
+}
+
+/// Wine 8 shows a Unix symbolic link to a directory as that directory (no reparse
+/// point): the backend must still not go through it, or `ftw rm` would remove what it
+/// leads to, outside the tree, and a link to an ancestor would be walked forever.
+#[test]
+fn unix_links_to_directories_seen_through_wine_are_not_followed() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tree, outside) = (tmp.path().join("tree"), tmp.path().join("outside"));
+    std::fs::create_dir_all(tree.join("d")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("precious"), b"keep").unwrap();
+    std::fs::write(tree.join("d/f"), b"x").unwrap();
+    std::os::unix::fs::symlink("../outside", tree.join("out")).unwrap();
+    std::os::unix::fs::symlink("..", tree.join("d/up")).unwrap();
+    for j in ["1", "3"] {
+        // Listed as links (wine lists them as reparse points of no tag), not entered.
+        let out = wine_ftw(&["find", "--sort", "-0", "-j", j, &z(&tree)]);
+        let got = relative(&out, &format!("{}/", z(&tree)));
+        assert_eq!(got, ["d", "d/f", "d/up", "out"], "-j {j}");
+        let out = wine_ftw(&["find", "--sort", "-0", "-j", j, "-t", "l", &z(&tree)]);
+        let got = relative(&out, &format!("{}/", z(&tree)));
+        assert_eq!(got, ["d/up", "out"], "-j {j}");
+        let out = wine_ftw(&["du", "-a", "-j", j, &z(&tree)]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains("precious") && !text.contains("up/d"),
+            "{text}"
+        );
+    }
+    // The link named itself, then the tree: what it leads to stays.
+    wine_ftw(&["rm", &format!(r"{}\out", z(&tree))]);
+    assert!(outside.join("precious").exists());
+    let out = wine_ftw(&["rm", &z(&tree)]);
+    assert_eq!(
+        std::fs::read(outside.join("precious")).ok().as_deref(),
+        Some(&b"keep"[..]),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -764,6 +764,33 @@ impl Counter<'_> {
         }
     }
 
+    /// Adds a file (not a directory) of metadata `m`, counted for the first time, to its
+    /// directory and keeps or streams it.
+    fn count_file(&mut self, e: &Entry<'_>, state: &DirState, m: &Metadata) -> Control {
+        let t = Totals::of(m);
+        state.own.add(t);
+        self.counted(t);
+        if self.keep(e.depth()) && self.run.opts.stream.is_some() {
+            self.path.clear();
+            e.write_path(&mut self.path);
+            self.run.tell(&Listed {
+                path: &self.path,
+                depth: e.depth(),
+                file_type: m.file_type(),
+                total: t,
+                own: t,
+            });
+        } else if self.keep(e.depth()) {
+            let node = UsageNode::file(e.name().to_vec(), m);
+            state
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node);
+        }
+        Control::Continue
+    }
+
     fn keep(&self, depth: usize) -> bool {
         depth <= self.run.opts.max_depth && self.run.opts.keep_files
     }
@@ -898,6 +925,21 @@ impl Visitor for Counter<'_> {
         {
             return Control::Continue;
         }
+        // Where the listing told a file's size, allocation and id (Windows), no call:
+        // the file is on its directory's volume. Its link count is not told, so every
+        // such file is counted once by its id (each id kept in memory, as `-l` would
+        // not).
+        let listed = e.listed_metadata().filter(|_| !is_dir && !e.followed_link);
+        if let Some(m) = listed {
+            let m = Metadata {
+                dev: state.meta.dev,
+                ..m
+            };
+            if !opts.count_links && !self.run.seen.insert(m.dev, m.ino) {
+                return Control::Skip;
+            }
+            return self.count_file(e, state, &m);
+        }
         let mask = if is_dir { StatMask::ID } else { ASK };
         let m = match self.stat(e, mask) {
             Ok(m) => m,
@@ -915,28 +957,7 @@ impl Visitor for Counter<'_> {
         if is_dir || m.file_type().is_dir() {
             return Control::Continue;
         }
-        let t = Totals::of(&m);
-        state.own.add(t);
-        self.counted(t);
-        if self.keep(e.depth()) && self.run.opts.stream.is_some() {
-            self.path.clear();
-            e.write_path(&mut self.path);
-            self.run.tell(&Listed {
-                path: &self.path,
-                depth: e.depth(),
-                file_type: m.file_type(),
-                total: t,
-                own: t,
-            });
-        } else if self.keep(e.depth()) {
-            let node = UsageNode::file(e.name().to_vec(), &m);
-            state
-                .children
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(node);
-        }
-        Control::Continue
+        self.count_file(e, state, &m)
     }
 
     fn leave(&mut self, d: &DirEvent<'_>, state: DirState, parent: Option<&DirState>) {

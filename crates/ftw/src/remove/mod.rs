@@ -319,6 +319,10 @@ pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
     if path.as_ref().has_root() && path.as_ref().parent().is_none() {
         return Err(Refusal::Root);
     }
+    // `X:` alone is drive X's current directory: `.` there.
+    if drive_relative(&bytes).is_some_and(|rest| rest.is_empty()) {
+        return Err(Refusal::Dot);
+    }
     // Without a trailing slash, a link is only a link; with one, what it leads to.
     let root = sys::stat_path(Path::new("/"), StatMask::ID, true);
     let this = match trimmed.len() < bytes.len() {
@@ -337,6 +341,18 @@ pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
 fn trim_slashes(path: &[u8]) -> &[u8] {
     let end = path.iter().rposition(|&b| !is_sep(b)).map_or(0, |i| i + 1);
     &path[..end]
+}
+
+/// On Windows, what follows the drive of a drive-relative path (`X:` and no separator
+/// after it: relative to drive X's current directory); `None` for any other path, and
+/// everywhere else.
+fn drive_relative(path: &[u8]) -> Option<&[u8]> {
+    match path {
+        [d, b':', rest @ ..] if cfg!(windows) && d.is_ascii_alphabetic() => {
+            (!rest.first().copied().is_some_and(is_sep)).then_some(rest)
+        }
+        _ => None,
+    }
 }
 
 /// Whether `b` separates path components: `/`, and on Windows `\` too.
@@ -542,6 +558,9 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
         // directory.
         Some(i) if cfg!(windows) && trimmed[i - 1] == b':' => (&trimmed[..=i], &trimmed[i + 1..]),
         Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        // `X:name`: `name` in drive X's current directory (not a stream `name` of a
+        // file `X` here).
+        None if drive_relative(trimmed).is_some() => (&trimmed[..2], &trimmed[2..]),
         None => (b".", trimmed),
     };
     if name.is_empty() || name == b"." || name == b".." {

@@ -264,6 +264,9 @@ pub struct RawEntry<'a> {
     name: &'a CStr,
     file_type: FileType,
     ino: u64,
+    /// What the listing's record told (Windows only: see [`RawEntry::metadata`]).
+    #[cfg(windows)]
+    meta: Option<Metadata>,
 }
 
 impl<'a> RawEntry<'a> {
@@ -281,6 +284,20 @@ impl<'a> RawEntry<'a> {
     /// The inode number (`d_ino`).
     pub fn ino(&self) -> u64 {
         self.ino
+    }
+
+    /// The entry's metadata as the directory listing gave it, where the system's
+    /// listing carries it: on Windows, each batch record's size, allocation
+    /// ([`Metadata::blocks`]), attributes ([`Metadata::mode`]), time of last write
+    /// and file id ([`Metadata::ino`]), equal to what [`Dir::stat_at`] gives for them,
+    /// with no call per entry; but `dev` and `nlink` are 0 there (a record tells
+    /// neither the volume nor the link count). `None` elsewhere: Linux's `getdents64`
+    /// gives only the type and the inode.
+    pub fn metadata(&self) -> Option<Metadata> {
+        #[cfg(windows)]
+        return self.meta;
+        #[cfg(not(windows))]
+        None
     }
 }
 

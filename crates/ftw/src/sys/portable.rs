@@ -195,6 +195,8 @@ impl Dir {
                 name,
                 file_type: *file_type,
                 ino: *ino,
+                #[cfg(windows)]
+                meta: None,
             });
         }
         Ok(())

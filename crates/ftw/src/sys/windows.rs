@@ -315,9 +315,14 @@ fn attribute_tag(h: BorrowedHandle<'_>) -> io::Result<(u32, u32)> {
 /// Whether attributes and a reparse tag are those of a link: a symbolic link or a
 /// junction (mount point). Other reparse points (deduplicated, cloud and WSL files)
 /// are the files or directories they stand for.
+///
+/// A reparse point of tag 0, which Windows never makes, is a link too: wine 8 lists a
+/// Unix symbolic link so (the attribute, no tag), while opening it gives what it leads
+/// to, with no reparse point; followed, a link to a directory outside the tree would be
+/// walked, and removed by `ftw rm`, and one to an ancestor walked forever.
 fn is_link(attrs: u32, tag: u32) -> bool {
     attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0
-        && (tag == IO_REPARSE_TAG_SYMLINK || tag == IO_REPARSE_TAG_MOUNT_POINT)
+        && (tag == IO_REPARSE_TAG_SYMLINK || tag == IO_REPARSE_TAG_MOUNT_POINT || tag == 0)
 }
 
 pub(super) fn type_of(attrs: u32, tag: u32) -> FileType {
@@ -394,6 +399,14 @@ fn metadata(r: &Raw, mask: StatMask) -> Metadata {
     m
 }
 
+/// The fields a batch record gives, as [`super::RawEntry::metadata`] has them (`dev`
+/// and `nlink` left 0: a record tells neither).
+const LISTED: StatMask = StatMask::ID
+    .union(StatMask::SIZE)
+    .union(StatMask::BLOCKS)
+    .union(StatMask::MODE)
+    .union(StatMask::MTIME);
+
 /// Whether `GetFileAttributesExW` can answer `mask`: it gives no file id, link count or
 /// allocation.
 fn attributes_answer(mask: StatMask) -> bool {
@@ -406,10 +419,10 @@ fn attributes_answer(mask: StatMask) -> bool {
         && !mask.contains(StatMask::BLOCKS)
 }
 
-/// `GetFileAttributesExW` of a NUL-terminated path. `None` when it fails (the handle
+/// `GetFileAttributesExW` of a NUL-terminated path. `Err` when it fails (the handle
 /// way then answers, or reports the error) or the entry is a reparse point (whose tag
-/// it does not give).
-fn stat_by_attributes(path: &[u16], mask: StatMask) -> Option<Metadata> {
+/// it does not give): `Err(true)` for the latter.
+fn stat_by_attributes(path: &[u16], mask: StatMask) -> Result<Metadata, bool> {
     count!(attr_calls);
     let mut data = fs::WIN32_FILE_ATTRIBUTE_DATA::default();
     // SAFETY: `path` is NUL-terminated (the callers push the NUL) and `data` is a live
@@ -421,8 +434,11 @@ fn stat_by_attributes(path: &[u16], mask: StatMask) -> Option<Metadata> {
             (&raw mut data).cast(),
         )
     };
-    if ok == 0 || data.dwFileAttributes & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-        return None;
+    if ok == 0 {
+        return Err(false);
+    }
+    if data.dwFileAttributes & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        return Err(true);
     }
     let raw = Raw {
         attrs: data.dwFileAttributes,
@@ -434,12 +450,19 @@ fn stat_by_attributes(path: &[u16], mask: StatMask) -> Option<Metadata> {
         nlink: 0,
         mtime: filetime(data.ftLastWriteTime),
     };
-    Some(metadata(&raw, mask))
+    Ok(metadata(&raw, mask))
 }
 
 /// Metadata of an open handle: `GetFileInformationByHandle`, and the reparse tag or the
 /// allocation where needed.
-fn stat_handle(h: BorrowedHandle<'_>, mask: StatMask) -> io::Result<Metadata> {
+/// With `reparse_by_path`, the entry's path was found a reparse point: if the handle
+/// (opened on the entry itself) then shows none, or one of no tag, it is a Unix link
+/// under wine (see [`is_link`]), and a link it is.
+fn stat_handle(
+    h: BorrowedHandle<'_>,
+    mask: StatMask,
+    reparse_by_path: bool,
+) -> io::Result<Metadata> {
     count!(handle_queries);
     let mut info = fs::BY_HANDLE_FILE_INFORMATION::default();
     // SAFETY: `info` is a live BY_HANDLE_FILE_INFORMATION; `h` is open.
@@ -458,6 +481,8 @@ fn stat_handle(h: BorrowedHandle<'_>, mask: StatMask) -> io::Result<Metadata> {
     };
     if raw.attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
         raw.tag = attribute_tag(h)?.1;
+    } else if reparse_by_path {
+        (raw.attrs, raw.tag) = (raw.attrs | fs::FILE_ATTRIBUTE_REPARSE_POINT, 0);
     }
     if mask.contains(StatMask::BLOCKS) {
         count!(handle_queries);
@@ -479,13 +504,19 @@ fn stat_handle(h: BorrowedHandle<'_>, mask: StatMask) -> io::Result<Metadata> {
     Ok(metadata(&raw, mask))
 }
 
-/// A name relative to a directory, in UTF-16: components split at `/` (the caller's
-/// separator) and joined with `\`; `.` components left out.
+/// Whether `b` separates components in a relative name: `/` (ftw's separator) or `\`
+/// (below a verbatim root), which no Windows name holds.
+fn is_sep(b: &u8) -> bool {
+    *b == b'/' || *b == b'\\'
+}
+
+/// A name relative to a directory, in UTF-16: components split at `/` or `\` and
+/// joined with `\`; `.` components left out.
 fn rel_wide(name: &CStr) -> io::Result<Vec<u16>> {
     let mut out = Vec::with_capacity(name.to_bytes().len() + 1);
     for comp in name
         .to_bytes()
-        .split(|&b| b == b'/')
+        .split(is_sep)
         .filter(|c| !c.is_empty() && *c != b".")
     {
         if !out.is_empty() {
@@ -715,6 +746,89 @@ fn clear_readonly(h: BorrowedHandle<'_>) -> io::Result<()> {
     Ok(())
 }
 
+/// One `FILE_ID_BOTH_DIR_INFO` record of a batch, its fields read (little-endian, at
+/// any alignment) from within the buffer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Record<'b> {
+    pub(super) attrs: u32,
+    /// The reparse tag, in place of the extended attributes' size, when the reparse
+    /// attribute is set.
+    pub(super) tag: u32,
+    pub(super) ino: u64,
+    /// `EndOfFile`, `AllocationSize` and `LastWriteTime`.
+    pub(super) size: u64,
+    pub(super) alloc: u64,
+    pub(super) mtime: i64,
+    /// The name, UTF-16 little-endian (`FileNameLength` bytes).
+    pub(super) name: &'b [u8],
+}
+
+impl Record<'_> {
+    pub(super) fn name_units(&self) -> impl Iterator<Item = u16> + '_ {
+        self.name
+            .chunks_exact(2)
+            .map(|p| u16::from_le_bytes([p[0], p[1]]))
+    }
+}
+
+fn malformed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a malformed directory record from the file system",
+    )
+}
+
+/// Calls `f` for each record of one batch as `GetFileInformationByHandleEx` filled
+/// `bytes`. Nothing is trusted: each record's header and name must lie within `bytes`
+/// (`FileNameLength` even), and `NextEntryOffset`, when not zero (the last record), must
+/// step past the record's name and stay within `bytes`; otherwise the batch is an
+/// `InvalidData` error (from the record that breaks the rule on; those before it were
+/// given to `f`), never a read out of bounds or a loop.
+pub(super) fn parse_batch<'b>(
+    bytes: &'b [u8],
+    mut f: impl FnMut(Record<'b>) -> io::Result<()>,
+) -> io::Result<()> {
+    use std::mem::offset_of;
+    use windows_sys::Win32::Storage::FileSystem::FILE_ID_BOTH_DIR_INFO as Info;
+    let u32_at = |at: usize| -> io::Result<u32> {
+        let b = bytes.get(at..at + 4).ok_or_else(malformed)?;
+        Ok(u32::from_le_bytes(b.try_into().unwrap()))
+    };
+    let u64_at = |at: usize| -> io::Result<u64> {
+        let b = bytes.get(at..at + 8).ok_or_else(malformed)?;
+        Ok(u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let header = offset_of!(Info, FileName);
+    let mut at = 0usize;
+    loop {
+        if bytes.len().saturating_sub(at) < header {
+            return Err(malformed());
+        }
+        let next = u32_at(at + offset_of!(Info, NextEntryOffset))? as usize;
+        let name_len = u32_at(at + offset_of!(Info, FileNameLength))? as usize;
+        let name_at = at + header;
+        let name = bytes
+            .get(name_at..name_at.checked_add(name_len).ok_or_else(malformed)?)
+            .ok_or_else(malformed)?;
+        if name_len % 2 != 0 || (next != 0 && next < header + name_len) {
+            return Err(malformed());
+        }
+        f(Record {
+            attrs: u32_at(at + offset_of!(Info, FileAttributes))?,
+            tag: u32_at(at + offset_of!(Info, EaSize))?,
+            ino: u64_at(at + offset_of!(Info, FileId))?,
+            size: u64_at(at + offset_of!(Info, EndOfFile))?,
+            alloc: u64_at(at + offset_of!(Info, AllocationSize))?,
+            mtime: u64_at(at + offset_of!(Info, LastWriteTime))? as i64,
+            name,
+        })?;
+        if next == 0 {
+            return Ok(());
+        }
+        at += next;
+    }
+}
+
 impl Dir {
     /// Opens the directory at `path` (relative to the working directory), following a
     /// link or junction there.
@@ -799,7 +913,7 @@ impl Dir {
         })
     }
 
-    /// Opens the directory at the relative path `rel` (components separated by `/`)
+    /// Opens the directory at the relative path `rel` (components separated by `/` or `\`)
     /// below this one. Without `follow`, no component may be a link or junction (one
     /// component at a time, each relative to the last); with `follow`, in one call.
     pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
@@ -808,11 +922,7 @@ impl Dir {
         }
         let mut cur: Option<Dir> = None;
         let mut name = Vec::new();
-        for comp in rel
-            .to_bytes()
-            .split(|&b| b == b'/')
-            .filter(|c| !c.is_empty())
-        {
+        for comp in rel.to_bytes().split(is_sep).filter(|c| !c.is_empty()) {
             name.clear();
             name.extend_from_slice(comp);
             name.push(0);
@@ -831,8 +941,6 @@ impl Dir {
     where
         F: FnMut(RawEntry<'_>),
     {
-        use std::mem::offset_of;
-        use windows_sys::Win32::Storage::FileSystem::FILE_ID_BOTH_DIR_INFO as Info;
         let mut class = fs::FileIdBothDirectoryRestartInfo;
         loop {
             count!(batch_reads);
@@ -857,41 +965,36 @@ impl Dir {
             class = fs::FileIdBothDirectoryInfo;
             // SAFETY: the same buffer viewed as bytes: u64 has no padding and any byte
             // value is a valid u8; the view lives while `buf.buf` is not touched (the
-            // loop below only reads it and writes `buf.name`).
+            // parsing below only reads it and writes `buf.name`, another field).
             let bytes: &[u8] =
                 unsafe { std::slice::from_raw_parts(buf.buf.as_ptr().cast::<u8>(), len) };
-            let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-            let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-            let mut at = 0usize;
-            loop {
-                let next = u32_at(at + offset_of!(Info, NextEntryOffset)) as usize;
-                let attrs = u32_at(at + offset_of!(Info, FileAttributes));
-                // The reparse tag, in place of the extended attributes' size, when the
-                // reparse attribute is set.
-                let tag = u32_at(at + offset_of!(Info, EaSize));
-                let ino = u64_at(at + offset_of!(Info, FileId));
-                let name_len = u32_at(at + offset_of!(Info, FileNameLength)) as usize;
-                let name_at = at + offset_of!(Info, FileName);
-                let units = bytes[name_at..name_at + name_len]
-                    .chunks_exact(2)
-                    .map(|p| u16::from_le_bytes([p[0], p[1]]));
-                buf.name.clear();
-                push_utf8(units, &mut buf.name);
-                if !is_dot(&buf.name) {
-                    buf.name.push(0);
-                    let name = CStr::from_bytes_with_nul(&buf.name)
+            let name = &mut buf.name;
+            parse_batch(bytes, |r| {
+                name.clear();
+                push_utf8(r.name_units(), name);
+                if !is_dot(name) {
+                    name.push(0);
+                    let name = CStr::from_bytes_with_nul(name)
                         .map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+                    let raw = Raw {
+                        attrs: r.attrs,
+                        tag: r.tag,
+                        dev: 0,
+                        ino: r.ino,
+                        size: r.size,
+                        alloc: r.alloc,
+                        nlink: 0,
+                        mtime: r.mtime,
+                    };
                     f(RawEntry {
                         name,
-                        file_type: type_of(attrs, tag),
-                        ino,
+                        file_type: type_of(r.attrs, r.tag),
+                        ino: r.ino,
+                        meta: Some(metadata(&raw, LISTED)),
                     });
                 }
-                if next == 0 {
-                    break;
-                }
-                at += next;
-            }
+                Ok(())
+            })?;
         }
     }
 
@@ -900,9 +1003,11 @@ impl Dir {
     /// else the entry is opened relative to this directory's handle.
     pub fn stat_at(&self, name: &CStr, mask: StatMask, follow: bool) -> io::Result<Metadata> {
         let w = rel_wide(name)?;
+        let mut reparse = false;
         if attributes_answer(mask) {
-            if let Some(m) = stat_by_attributes(&join_nul(&self.path, &w), mask) {
-                return Ok(m);
+            match stat_by_attributes(&join_nul(&self.path, &w), mask) {
+                Ok(m) => return Ok(m),
+                Err(r) => reparse = r && !follow,
             }
         }
         count!(stat_opens);
@@ -915,12 +1020,12 @@ impl Dir {
             false,
         )
         .map_err(nt_error)?;
-        stat_handle(h.as_handle(), mask)
+        stat_handle(h.as_handle(), mask, reparse)
     }
 
     /// Metadata of this directory itself (from its handle).
     pub fn stat(&self, mask: StatMask) -> io::Result<Metadata> {
-        stat_handle(self.handle.as_handle(), mask)
+        stat_handle(self.handle.as_handle(), mask, false)
     }
 
     /// Whether the file ids in this directory's listing are those `stat` gives: on
@@ -1074,14 +1179,16 @@ impl AsHandle for Dir {
 /// Metadata of the file at `path` (relative to the working directory); with `follow`,
 /// a link there is followed. `GetFileAttributesExW` first, as [`Dir::stat_at`].
 pub fn stat_path(path: &Path, mask: StatMask, follow: bool) -> io::Result<Metadata> {
+    let mut reparse = false;
     if attributes_answer(mask) {
-        if let Some(m) = stat_by_attributes(&verbatim(path)?, mask) {
-            return Ok(m);
+        match stat_by_attributes(&verbatim(path)?, mask) {
+            Ok(m) => return Ok(m),
+            Err(r) => reparse = r && !follow,
         }
     }
     count!(stat_opens);
     let file = open_path(path, fs::FILE_READ_ATTRIBUTES, follow)?;
-    stat_handle(file.as_handle(), mask)
+    stat_handle(file.as_handle(), mask, reparse)
 }
 
 /// The limit on open handles: Windows has none that matters (16 million).

@@ -23,6 +23,9 @@ pub(crate) struct Item {
     /// error after it (the directory told no type, and asking failed).
     listed: bool,
     pub(crate) ino: u64,
+    /// The metadata the listing gave (Windows: [`crate::sys::RawEntry::metadata`]).
+    #[cfg(windows)]
+    pub(crate) meta: Option<crate::sys::Metadata>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -175,6 +178,8 @@ impl Listing {
                 is_error: false,
                 listed: false,
                 ino: e.ino(),
+                #[cfg(windows)]
+                meta: e.metadata(),
             });
         });
         if too_big {

@@ -446,6 +446,9 @@ pub struct Entry<'a> {
     pub(crate) file_type: FileType,
     pub(crate) followed_link: bool,
     pub(crate) ino: u64,
+    /// The metadata the listing gave, where it gives any (Windows).
+    #[cfg(windows)]
+    pub(crate) meta: Option<crate::sys::Metadata>,
     pub(crate) dir: Option<&'a Dir>,
     /// The name followed by its NUL (made a `CStr` only when asked: checking it costs a
     /// pass over the name).
@@ -462,6 +465,8 @@ impl<'a> Entry<'a> {
             file_type,
             followed_link: false,
             ino: 0,
+            #[cfg(windows)]
+            meta: None,
             dir: None,
             c_name: None,
         }
@@ -515,6 +520,17 @@ impl<'a> Entry<'a> {
     /// The inode number the directory entry gave (0 for a root).
     pub fn ino(&self) -> u64 {
         self.ino
+    }
+
+    /// The entry's metadata as its directory's listing gave it, with no call for it:
+    /// on Windows (see [`crate::sys::RawEntry::metadata`]: size, allocation, mode, time
+    /// and file id; `dev` and `nlink` 0); `None` on Linux and for a root. For a
+    /// followed link, the link's own.
+    pub fn listed_metadata(&self) -> Option<crate::sys::Metadata> {
+        #[cfg(windows)]
+        return self.meta;
+        #[cfg(not(windows))]
+        None
     }
 
     /// Appends the entry's full path to `out`: the parent's path, a `/` unless that ends
@@ -591,10 +607,32 @@ impl DirEntry {
 /// every path of a walk is made from its directory's.
 fn push_joined(out: &mut Vec<u8>, parent: &[u8], name: &[u8]) {
     out.extend_from_slice(parent);
-    if !parent.is_empty() && !parent.ends_with(b"/") {
-        out.push(b'/');
+    if !parent.is_empty() && !ends_with_sep(parent) {
+        out.push(sep(parent));
     }
     out.extend_from_slice(name);
+}
+
+/// Whether a name is appended to the directory path `path` as it is, with no separator
+/// between: when `path` ends with `/`; on Windows also with `\`, or is a drive-relative
+/// `X:` (whose entries are `X:name`: `X:/name` would be at the drive's root).
+pub(crate) fn ends_with_sep(path: &[u8]) -> bool {
+    #[cfg(windows)]
+    if path.ends_with(b"\\") || matches!(path, [d, b':'] if d.is_ascii_alphabetic()) {
+        return true;
+    }
+    path.ends_with(b"/")
+}
+
+/// The separator put between a directory's path and a name: `/`; on Windows `\` below
+/// a verbatim root (`\\?\...`), where the system takes `/` as part of a name.
+pub(crate) fn sep(path: &[u8]) -> u8 {
+    #[cfg(windows)]
+    if path.starts_with(br"\\?\") {
+        return b'\\';
+    }
+    let _ = path;
+    b'/'
 }
 
 /// `parent` joined with `name` (see [`push_joined`]).

@@ -431,8 +431,9 @@ fn open<S>(job: &DirJob<S>, opts: &Options) -> io::Result<(Dir, Option<Id>)> {
     if job.name_start <= *base_len + 1 {
         return node::open_child(&base.dir, name, job.via_link, want_id);
     }
+    let sep = super::sep(&job.path);
     let between = job.path[*base_len..job.name_start]
-        .split(|&b| b == b'/')
+        .split(|&b| b == sep)
         .filter(|c| !c.is_empty())
         .map(|c| (c, opts.follow_links));
     let parent = node::reopen(&base.dir, between, job.parent_id)?;
@@ -650,6 +651,8 @@ fn run_job<V>(
             file_type,
             followed_link,
             ino: item.ino,
+            #[cfg(windows)]
+            meta: item.meta,
             dir: Some(dir_ref),
             c_name: Some(state.list.name_with_nul(&item)),
         };
@@ -725,8 +728,8 @@ fn sub_job<S>(
     depth: usize,
     root_dev: u64,
 ) -> DirJob<S> {
-    if !path.ends_with(b"/") {
-        path.push(b'/');
+    if !super::ends_with_sep(&path) {
+        path.push(super::sep(&path));
     }
     let name_start = path.len();
     path.extend_from_slice(name);

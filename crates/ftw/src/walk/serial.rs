@@ -132,6 +132,8 @@ fn entry<'a>(
         file_type,
         followed_link,
         ino: item.ino,
+        #[cfg(windows)]
+        meta: item.meta,
         dir: frame.dir.as_ref(),
         c_name: Some(frame.list.name_with_nul(item)),
     }
@@ -531,7 +533,7 @@ impl Walk {
             top.list.items[top.cursor - 1]
         };
         let depth = self.stack[parent].depth + 1;
-        let name_start = self.path.len() + usize::from(!self.path.ends_with(b"/"));
+        let name_start = self.path.len() + usize::from(!super::ends_with_sep(&self.path));
         let child_path = |w: &Walk| join(&w.path, w.stack[parent].list.name(&item));
         let take = match &mut self.ahead {
             Some(ahead) => {
@@ -588,7 +590,7 @@ impl Walk {
             return Ok(Descent::None);
         }
         if name_start > self.path.len() {
-            self.path.push(b'/');
+            self.path.push(super::sep(&self.path));
         }
         self.path
             .extend_from_slice(self.stack[parent].list.name(&item));
@@ -674,7 +676,7 @@ impl Walk {
         let info = self.ahead.as_mut().map(|ahead| {
             // The same directory the walker reads, not the path opened again.
             let root = dir.try_clone().ok();
-            let rel = self.path.len() + usize::from(!self.path.ends_with(b"/"));
+            let rel = self.path.len() + usize::from(!super::ends_with_sep(&self.path));
             ahead.set_root(root.map(|dir| Root {
                 dir,
                 rel,
