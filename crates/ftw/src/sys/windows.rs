@@ -292,23 +292,39 @@ fn open_no_link(
     Ok((!is_link(attrs, tag)).then_some(h))
 }
 
-/// The attributes and reparse tag of an open handle (`FileAttributeTagInfo`).
-fn attribute_tag(h: BorrowedHandle<'_>) -> io::Result<(u32, u32)> {
-    count!(handle_queries);
-    let mut info = fs::FILE_ATTRIBUTE_TAG_INFO::default();
-    // SAFETY: `info` is a live, writable FILE_ATTRIBUTE_TAG_INFO of the size given;
-    // `h` is open.
+/// What `GetFileInformationByHandleEx` tells of an open handle in the fixed-size record
+/// `T` of information class `class`.
+///
+/// # Safety
+///
+/// `class` must be the class whose record is a `T` (`FileBasicInfo` and
+/// `FILE_BASIC_INFO`, ...): the call writes that record, of that size, into a `T`.
+unsafe fn query_info<T: Default>(
+    h: BorrowedHandle<'_>,
+    class: fs::FILE_INFO_BY_HANDLE_CLASS,
+) -> io::Result<T> {
+    let mut info = T::default();
+    // SAFETY: `info` is a live, writable `T` of the size given, which the caller says is
+    // the record of `class`; `h` is open.
     let ok = unsafe {
         fs::GetFileInformationByHandleEx(
             h.as_raw_handle(),
-            fs::FileAttributeTagInfo,
+            class,
             (&raw mut info).cast(),
-            size_of::<fs::FILE_ATTRIBUTE_TAG_INFO>() as u32,
+            size_of::<T>() as u32,
         )
     };
     if ok == 0 {
         return Err(last_error());
     }
+    Ok(info)
+}
+
+/// The attributes and reparse tag of an open handle (`FileAttributeTagInfo`).
+fn attribute_tag(h: BorrowedHandle<'_>) -> io::Result<(u32, u32)> {
+    count!(handle_queries);
+    // SAFETY: FileAttributeTagInfo's record is a FILE_ATTRIBUTE_TAG_INFO.
+    let info: fs::FILE_ATTRIBUTE_TAG_INFO = unsafe { query_info(h, fs::FileAttributeTagInfo)? };
     Ok((info.FileAttributes, info.ReparseTag))
 }
 
@@ -486,19 +502,8 @@ fn stat_handle(
     }
     if mask.contains(StatMask::BLOCKS) {
         count!(handle_queries);
-        let mut std_info = fs::FILE_STANDARD_INFO::default();
-        // SAFETY: `std_info` is a live FILE_STANDARD_INFO of the size given; `h` is open.
-        let ok = unsafe {
-            fs::GetFileInformationByHandleEx(
-                h.as_raw_handle(),
-                fs::FileStandardInfo,
-                (&raw mut std_info).cast(),
-                size_of::<fs::FILE_STANDARD_INFO>() as u32,
-            )
-        };
-        if ok == 0 {
-            return Err(last_error());
-        }
+        // SAFETY: FileStandardInfo's record is a FILE_STANDARD_INFO.
+        let std_info: fs::FILE_STANDARD_INFO = unsafe { query_info(h, fs::FileStandardInfo)? };
         raw.alloc = std_info.AllocationSize as u64;
     }
     Ok(metadata(&raw, mask))
@@ -704,19 +709,8 @@ fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
 /// Clears the read-only attribute of an open handle (for the classic disposition,
 /// which refuses read-only files).
 fn clear_readonly(h: BorrowedHandle<'_>) -> io::Result<()> {
-    let mut info = fs::FILE_BASIC_INFO::default();
-    // SAFETY: `info` is a live FILE_BASIC_INFO of the size given; `h` is open.
-    let ok = unsafe {
-        fs::GetFileInformationByHandleEx(
-            h.as_raw_handle(),
-            fs::FileBasicInfo,
-            (&raw mut info).cast(),
-            size_of::<fs::FILE_BASIC_INFO>() as u32,
-        )
-    };
-    if ok == 0 {
-        return Err(last_error());
-    }
+    // SAFETY: FileBasicInfo's record is a FILE_BASIC_INFO.
+    let mut info: fs::FILE_BASIC_INFO = unsafe { query_info(h, fs::FileBasicInfo)? };
     if info.FileAttributes & fs::FILE_ATTRIBUTE_READONLY == 0 {
         return Err(io::Error::from_raw_os_error(wf::ERROR_ACCESS_DENIED as i32));
     }
