@@ -90,6 +90,15 @@ const RULES: &[&str] = &[
     "/b",
 ];
 
+/// Whether git is here to compare with; says why a test is skipped when not.
+fn have_git() -> bool {
+    let here = Command::new("git").arg("--version").output().is_ok();
+    if !here {
+        eprintln!("skipped: git is not installed");
+    }
+    here
+}
+
 fn git(dir: &Path, home: &Path) -> Command {
     let mut c = Command::new("git");
     c.current_dir(dir)
@@ -253,8 +262,7 @@ fn shared_simple_ignore_files_list_what_git_lists() {
 /// Makes repositories with `make` (seeds 1 to 30) and compares ftw's listing with git's,
 /// from the top and from subdirectories, serially and in parallel.
 fn compare_with_git(make: &dyn Fn(&Path, &Path, u64) -> bool) {
-    if Command::new("git").arg("--version").output().is_err() {
-        eprintln!("skipped: git is not installed");
+    if !have_git() {
         return;
     }
     let mut compared = 0;
@@ -364,8 +372,7 @@ fn ceilings_and_require_git() {
 
 #[test]
 fn a_nested_work_tree_has_only_its_own_git_rules() {
-    if Command::new("git").arg("--version").output().is_err() {
-        eprintln!("skipped: git is not installed");
+    if !have_git() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -443,8 +450,7 @@ fn an_unreadable_ignore_file_is_reported_and_fails_the_run() {
 /// `info/exclude` read from its git directory.
 #[test]
 fn a_submodule_is_a_work_tree_with_its_own_rules() {
-    if Command::new("git").arg("--version").output().is_err() {
-        eprintln!("skipped: git is not installed");
+    if !have_git() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
