@@ -114,31 +114,18 @@ struct AtomicTotals {
 
 impl AtomicTotals {
     fn add(&self, t: Totals) {
-        let mut wrapped = 0;
-        if self
-            .bytes
-            .fetch_add(t.bytes, Relaxed)
-            .checked_add(t.bytes)
-            .is_none()
-        {
-            wrapped |= 1;
-        }
-        if t.apparent != 0
-            && self
-                .apparent
-                .fetch_add(t.apparent, Relaxed)
-                .checked_add(t.apparent)
-                .is_none()
-        {
-            wrapped |= 2;
-        }
-        if self
-            .inodes
-            .fetch_add(t.inodes, Relaxed)
-            .checked_add(t.inodes)
-            .is_none()
-        {
-            wrapped |= 4;
+        // `bit` when adding `v` to `field` wrapped it.
+        let wrap = |field: &AtomicU64, v: u64, bit: u8| {
+            let before = field.fetch_add(v, Relaxed);
+            if before.checked_add(v).is_none() {
+                bit
+            } else {
+                0
+            }
+        };
+        let mut wrapped = wrap(&self.bytes, t.bytes, 1) | wrap(&self.inodes, t.inodes, 4);
+        if t.apparent != 0 {
+            wrapped |= wrap(&self.apparent, t.apparent, 2);
         }
         if wrapped != 0 {
             self.wrapped.fetch_or(wrapped, Relaxed);
