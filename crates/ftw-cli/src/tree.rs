@@ -8,6 +8,7 @@ use crate::term::{Names, escape};
 use ftw::usage::{DiskUsage, Totals, UsageNode};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// How the tree is drawn.
 pub struct View<'a, F> {
@@ -74,12 +75,28 @@ fn bar(share: f64, width: usize) -> String {
     s
 }
 
-/// Cuts `s` to `width` characters, ending with `…` when cut.
+/// The columns `s` takes on a terminal (a CJK character two, a combining mark none).
+fn width_of(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// Cuts `s` to at most `width` columns, ending with `…` when cut (never inside a wide
+/// character: a cut one leaves a column of padding instead).
 fn fit(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
+    if width_of(s) <= width {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    let room = width.saturating_sub(1);
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
     out.push('…');
     out
 }
@@ -135,12 +152,7 @@ pub fn print<F: Fn(&Totals) -> u64>(
         .iter()
         .map(|l| view.format.show(measure(&l.node.total)))
         .collect();
-    let size_w = sizes
-        .iter()
-        .map(|s| s.chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(4);
+    let size_w = sizes.iter().map(|s| width_of(s)).max().unwrap_or(4).max(4);
     let columns = view.columns.max(20);
     // size, space, name, space, │bar│, space, percent
     let bar_w = (columns / 5).clamp(8, 40);
@@ -153,7 +165,7 @@ pub fn print<F: Fn(&Totals) -> u64>(
     // names.
     let longest = lines
         .iter()
-        .map(|l| l.prefix.chars().count() + escape(&l.node.name).chars().count())
+        .map(|l| width_of(&l.prefix) + width_of(&escape(&l.node.name)))
         .max()
         .unwrap_or(0);
     name_w = name_w.min(longest.max(20));
@@ -165,11 +177,8 @@ pub fn print<F: Fn(&Totals) -> u64>(
             value as f64 / line.root_value as f64
         };
         let name = escape(&line.node.name);
-        let label = fit(
-            &name,
-            name_w.saturating_sub(line.prefix.chars().count()).max(4),
-        );
-        let pad = name_w.saturating_sub(line.prefix.chars().count() + label.chars().count());
+        let label = fit(&name, name_w.saturating_sub(width_of(&line.prefix)).max(4));
+        let pad = name_w.saturating_sub(width_of(&line.prefix) + width_of(&label));
         let mut s = String::with_capacity(columns * 3);
         s.push_str(&format!("{size:>size_w$} "));
         if view.color {
@@ -206,6 +215,16 @@ pub fn print<F: Fn(&Totals) -> u64>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wide_characters_are_fitted_by_columns() {
+        assert_eq!(fit("漢字漢字", 8), "漢字漢字");
+        assert_eq!(fit("漢字漢字", 7), "漢字漢…");
+        // A wide character that would pass the edge is left out whole.
+        assert_eq!(fit("漢字漢字", 6), "漢字…");
+        assert_eq!(fit("ab漢字", 4), "ab…");
+        assert_eq!(width_of("漢字x"), 5);
+    }
 
     #[test]
     fn bars_fill_in_eighths() {

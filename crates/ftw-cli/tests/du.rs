@@ -889,3 +889,54 @@ fn du_tree_view_escapes_bidirectional_controls() {
         assert!(!out.contains(c), "raw {c:?}: {out}");
     }
 }
+
+/// Wide characters (CJK: two columns each on a terminal) are fitted by the columns they
+/// take: the bars of every line start in the same column, and no line is wider than
+/// the terminal, whether a name is cut or not.
+#[test]
+fn du_tree_view_fits_wide_names_by_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("t");
+    fs::create_dir(&t).unwrap();
+    fs::write(t.join("日本語のファイル名"), vec![1u8; 60_000]).unwrap();
+    fs::write(t.join("ascii-name"), vec![1u8; 50_000]).unwrap();
+    fs::write(
+        t.join("漢字漢字漢字漢字漢字漢字漢字漢字漢字漢字漢字漢字漢字漢字"),
+        vec![1u8; 40_000],
+    )
+    .unwrap();
+    // The test's own count of columns: ideographs and kana two, the rest one.
+    let columns = |s: &str| -> usize {
+        s.chars()
+            .map(|c| {
+                if ('\u{3040}'..='\u{9fff}').contains(&c) {
+                    2
+                } else {
+                    1
+                }
+            })
+            .sum()
+    };
+    for width in [60usize, 100] {
+        let r = run(Command::new(ftw_bin())
+            .args(["du", "--tree", "-n", "4", "--color", "never"])
+            .arg(&t)
+            .env("COLUMNS", width.to_string()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let out = text(&r.stdout);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        let bar_at: Vec<usize> = lines
+            .iter()
+            .map(|l| columns(&l[..l.find(" │").expect("a bar")]))
+            .collect();
+        assert!(
+            bar_at.iter().all(|&c| c == bar_at[0]),
+            "{width}: {bar_at:?}\n{out}"
+        );
+        assert!(lines.iter().all(|l| columns(l) <= width), "{width}:\n{out}");
+        assert!(out.contains("日本語のファイル名"), "{out}");
+        // At 60 columns the long name (56 columns) is cut; at 100 it is whole.
+        assert_eq!(out.contains('…'), width == 60, "{out}");
+    }
+}
