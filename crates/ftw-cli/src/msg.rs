@@ -53,13 +53,7 @@ pub fn warn(message: &str) {
 pub fn walk_error(err: &ftw::walk::Error, failed: &AtomicBool) {
     failed.store(true, Ordering::Relaxed);
     let path = &crate::os::bytes(err.path().as_os_str());
-    let mut reason = match err.loop_ancestor() {
-        Some(a) => format!(
-            "file system loop detected: it leads back to {}",
-            term::quote(&crate::os::bytes(a.as_os_str()))
-        ),
-        None => err.reason(),
-    };
+    let mut reason = reason(err);
     // 'ftw find foo' for a name foo that is not there: say how to look for names.
     if err.depth() == 0
         && err.io_error().kind() == std::io::ErrorKind::NotFound
@@ -112,7 +106,28 @@ fn match_names(name: &[u8]) -> String {
 
 /// Reports an error of the library's, its path escaped.
 pub fn error(err: &ftw::walk::Error) {
-    report(&crate::os::bytes(err.path().as_os_str()), &err.reason());
+    report(&crate::os::bytes(err.path().as_os_str()), &reason(err));
+}
+
+/// An error's reason, with any other path it names (a loop's ancestor, a directory
+/// that refused a removal) escaped as the error's own path is.
+fn reason(err: &ftw::walk::Error) -> String {
+    let quoted = |p: &std::path::Path| term::quote(&crate::os::bytes(p.as_os_str()));
+    if let Some(a) = err.loop_ancestor() {
+        return format!("file system loop detected: it leads back to {}", quoted(a));
+    }
+    let io = err.io_error();
+    match io
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<ftw::remove::DirNotWritable>())
+    {
+        Some(d) => format!(
+            "{}: its directory {} is not writable",
+            ftw::walk::describe(d.io_error()),
+            quoted(d.dir())
+        ),
+        None => err.reason(),
+    }
 }
 
 /// Warns, once per message, that an option asks for what Windows does not have; the

@@ -445,3 +445,40 @@ fn an_immutable_file_is_not_blamed_on_its_directory() {
         assert_eq!(mode & 0o777, 0o555, "{args:?}");
     }
 }
+
+/// The directory named in "its directory ... is not writable" is escaped as the error's
+/// own path is: a newline, a byte that is not UTF-8 (kept, not turned into U+FFFD).
+#[test]
+fn the_read_only_directory_in_a_message_is_escaped() {
+    let place = Unprivileged::new("ftw-rm-ro-odd");
+    let (root, bin) = (&place.root, &place.bin);
+    let ro = root.join(OsStr::from_bytes(b"odd\nname\xff"));
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::write(ro.join("f"), b"x").unwrap();
+    if is_root() {
+        for p in [root, &ro, &ro.join("f")] {
+            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+        }
+    }
+    set_mode(&ro, 0o555);
+    let mut c = as_user(bin);
+    c.arg("rm").arg(&ro);
+    let r = run(&mut c);
+    if Unprivileged::cannot_switch(&r) {
+        eprintln!("skipped: cannot run as an unprivileged user: {}", r.stderr);
+        return;
+    }
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let shown = format!("{}/odd\\nname\\xff", root.display());
+    let named = format!("its directory {shown} is not writable");
+    assert!(r.stderr.contains(&named), "{}", r.stderr);
+    assert!(!r.stderr.contains('\u{fffd}'), "{}", r.stderr);
+    assert_eq!(
+        r.stderr
+            .lines()
+            .filter(|l| l.contains("not writable"))
+            .count(),
+        1
+    );
+    set_mode(&ro, 0o755);
+}

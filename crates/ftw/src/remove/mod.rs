@@ -929,15 +929,63 @@ fn read_only(err: io::Error, dir: &[u8]) -> io::Error {
     if !refused_by_mode(&err) {
         return err;
     }
-    let dir = bytes_to_path(dir.to_vec());
     io::Error::new(
         ErrorKind::PermissionDenied,
-        format!(
-            "{}: its directory {} is not writable",
-            crate::walk::describe(&err),
-            dir.display()
-        ),
+        DirNotWritable {
+            dir: bytes_to_path(dir.to_vec()),
+            source: err,
+        },
     )
+}
+
+/// Why an entry was not removed: its directory's mode refused it (`EACCES`; `--chmod`
+/// in the CLI, [`RemoveOptions::chmod`] here, adds the write permission). It is the
+/// inner error of the [`io::Error`] that reports the entry, so that a front end can
+/// show the directory's path its own way (escaped on a terminal, say):
+///
+/// ```
+/// use ftw::remove::DirNotWritable;
+/// fn shown(err: &std::io::Error) -> String {
+///     match err.get_ref().and_then(|e| e.downcast_ref::<DirNotWritable>()) {
+///         Some(d) => format!("its directory {:?} is not writable", d.dir()),
+///         None => err.to_string(),
+///     }
+/// }
+/// # let _ = shown;
+/// ```
+#[derive(Debug)]
+pub struct DirNotWritable {
+    dir: std::path::PathBuf,
+    source: io::Error,
+}
+
+impl DirNotWritable {
+    /// The directory whose mode refused the removal.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The system's error (`EACCES`, "Permission denied").
+    pub fn io_error(&self) -> &io::Error {
+        &self.source
+    }
+}
+
+impl fmt::Display for DirNotWritable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: its directory {} is not writable",
+            crate::walk::describe(&self.source),
+            self.dir.display()
+        )
+    }
+}
+
+impl std::error::Error for DirNotWritable {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
 }
 
 // These tests build trees with Unix calls (symlink, modes, fifos, rustix); the
