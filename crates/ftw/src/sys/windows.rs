@@ -29,9 +29,11 @@
 //!   `SetFileInformationByHandle(FileDispositionInfoEx)` with `DELETE |
 //!   POSIX_SEMANTICS | IGNORE_READONLY_ATTRIBUTE`; where that class is missing (FAT,
 //!   Windows before 10 1709, wine 8) the classic `FileDispositionInfo`, clearing a
-//!   read-only attribute first. A sharing violation is retried a bounded number of
-//!   times, as is a directory whose children's classic (deferred) deletions are not
-//!   done yet.
+//!   read-only attribute first, after one `GetFileInformationByHandleEx(FileNameInfo)`
+//!   that the system has a name to remove the file by (see [`nameless`]: wine has none
+//!   past `PATH_MAX`, and would say yes and remove nothing). A sharing violation is
+//!   retried a bounded number of times, as is a directory whose children's classic
+//!   (deferred) deletions are not done yet.
 //!
 //! `GetFileAttributesExW` takes a path: the directory's path as it was reached (the
 //! root's final path, then each name joined), so an ancestor renamed while ftw works
@@ -110,6 +112,8 @@ pub(crate) mod seam {
         pub(crate) delete_opens: u64,
         /// `SetFileInformationByHandle` disposition calls.
         pub(crate) dispositions: u64,
+        /// `FileNameInfo` queries before a classic disposition.
+        pub(crate) name_queries: u64,
     }
 
     impl Counts {
@@ -121,6 +125,7 @@ pub(crate) mod seam {
             handle_queries: 0,
             delete_opens: 0,
             dispositions: 0,
+            name_queries: 0,
         };
     }
 
@@ -835,6 +840,12 @@ fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
             return Err(io::Error::from_raw_os_error(e as i32));
         }
     }
+    if nameless(h) {
+        return Err(io::Error::other(
+            "not removed: the system has no name for it to remove it by (under wine: its \
+             Unix path is longer than PATH_MAX)",
+        ));
+    }
     count!(dispositions);
     let info = fs::FILE_DISPOSITION_INFO { DeleteFile: true };
     // SAFETY: `info` is a live FILE_DISPOSITION_INFO of the size given; `h` is open
@@ -851,6 +862,30 @@ fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
         return Err(last_error());
     }
     Ok(())
+}
+
+/// Whether the system has no name for the file of an open handle: `FileNameInfo` answers
+/// "invalid handle" (into a small buffer: a name that does not fit is "more data", a
+/// name all the same). Wine has none for a file whose Unix path is longer than
+/// `PATH_MAX` (4,096 bytes on Linux), and removes a file at the close of its last
+/// handle by that name: given the classic disposition, such a file says yes and stays.
+/// POSIX semantics remove the name at once, and a system that has them has a name for
+/// every open file: only the classic way asks.
+fn nameless(h: BorrowedHandle<'_>) -> bool {
+    count!(name_queries);
+    let mut buf = [0u32; 16];
+    // SAFETY: `buf` is a live, writable, 4-byte aligned buffer of the size given, where
+    // a FILE_NAME_INFO (two u32-aligned fields) and part of a name fit; `h` is open.
+    let ok = unsafe {
+        fs::GetFileInformationByHandleEx(
+            h.as_raw_handle(),
+            fs::FileNameInfo,
+            buf.as_mut_ptr().cast(),
+            size_of_val(&buf) as u32,
+        )
+    };
+    // SAFETY: reads this thread's last-error value.
+    ok == 0 && unsafe { GetLastError() } == wf::ERROR_INVALID_HANDLE
 }
 
 /// Clears the read-only attribute of an open handle (for the classic disposition,

@@ -315,6 +315,12 @@ fn removal_by_posix_and_by_classic_disposition_leaves_nothing() {
         // The few queries are the root's checks (stat_path of the path given, the
         // open of the root), none per entry.
         assert!(c.handle_queries <= c.stat_opens + 2, "{c:?}");
+        // The classic way asks before each disposition whether the file has a name to
+        // be removed by (the POSIX way never: where it works, it is not used).
+        assert!(c.name_queries <= c.dispositions, "{c:?}");
+        if classic {
+            assert!(c.name_queries >= 57, "{c:?}");
+        }
     }
 }
 
