@@ -259,16 +259,28 @@ struct Records<'a> {
 }
 
 impl Records<'_> {
+    /// Appends the entry's record to `buf`; false, with nothing appended, when the
+    /// template's metadata could not be had: that is reported (`ftw: PATH: reason`) and
+    /// sets `failed`.
     #[inline]
-    fn write(&self, entry: &ftw::walk::Entry<'_>, buf: &mut Vec<u8>) {
+    fn write(&self, entry: &ftw::walk::Entry<'_>, buf: &mut Vec<u8>, failed: &AtomicBool) -> bool {
         match self.format {
-            Some(f) => f.write(entry, buf, self.names),
+            Some(f) => {
+                if let Err(e) = f.write(entry, buf, self.names) {
+                    failed.store(true, Ordering::Relaxed);
+                    let mut path = Vec::new();
+                    entry.write_path(&mut path);
+                    report(&path, &ftw::walk::describe(&e));
+                    return false;
+                }
+            }
             None if self.names.raw() => entry.write_path(buf),
             None => self.names.entry(entry, buf),
         }
         if let Some(end) = self.end {
             buf.push(end);
         }
+        true
     }
 }
 
@@ -295,7 +307,9 @@ fn serial(
             if !print {
                 return control;
             }
-            records.write(entry, out.buf());
+            if !records.write(entry, out.buf(), failed) {
+                return control;
+            }
             count += 1;
             if let Err(c) = out.end_record() {
                 closed = Some(c);
@@ -399,7 +413,9 @@ impl ParallelVisitor for Batcher<'_> {
                     self.stop.store(true, Ordering::Relaxed);
                     return Control::Stop;
                 }
-                self.records.write(entry, &mut self.buf);
+                if !self.records.write(entry, &mut self.buf, self.failed) {
+                    return control;
+                }
                 // A full batch goes out, and so do entries coming slowly (a cold disk).
                 if (self.age.record() || self.buf.len() >= self.size) && !self.send(true) {
                     return Control::Stop;

@@ -169,10 +169,13 @@ impl Format {
 
     /// Appends the entry as the template says (without an end of record).
     /// Names and paths are written as `names` says (escaped on a terminal; `%p`
-    /// coloured when names are).
-    pub fn write(&self, e: &Entry<'_>, out: &mut Vec<u8>, names: &Shown) {
-        let meta = self.mask.and_then(|mask| metadata(e, mask));
-        let m = meta.unwrap_or_default();
+    /// coloured when names are). `Err`, with nothing written, when the metadata the
+    /// template shows cannot be had: no made-up zeros in its place.
+    pub fn write(&self, e: &Entry<'_>, out: &mut Vec<u8>, names: &Shown) -> std::io::Result<()> {
+        let m = match self.mask {
+            Some(mask) => metadata(e, mask)?,
+            None => Metadata::default(),
+        };
         let mut first = true;
         for p in &self.pieces {
             if self.long && !std::mem::take(&mut first) {
@@ -213,6 +216,7 @@ impl Format {
             out.extend_from_slice(b" -> ");
             names.text(&link_target(e), out);
         }
+        Ok(())
     }
 }
 

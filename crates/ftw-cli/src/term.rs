@@ -386,7 +386,7 @@ impl Colors {
                 } else {
                     StatMask::MODE
                 };
-                if let Some(m) = crate::meta::metadata(e, mask) {
+                if let Ok(m) = crate::meta::metadata(e, mask) {
                     if self.setuid.is_some() && m.mode & 0o4000 != 0 {
                         return self.setuid.as_deref();
                     }
@@ -403,7 +403,7 @@ impl Colors {
                 self.by_suffix(e.name())
             }
             FileType::Dir if self.dir_mode => {
-                if let Some(m) = crate::meta::metadata(e, StatMask::MODE) {
+                if let Ok(m) = crate::meta::metadata(e, StatMask::MODE) {
                     if self.sticky_other_writable.is_some() && m.mode & 0o1002 == 0o1002 {
                         return self.sticky_other_writable.as_deref();
                     }

@@ -429,6 +429,54 @@ fn unreadable_directory_is_reported_and_the_rest_listed() {
     }
 }
 
+/// A directory that can be read but not searched (mode 0o644, as an unprivileged
+/// user): its entries are listed, but their metadata cannot be had. A template that
+/// shows it reports each such entry, never prints zeros in its place, and goes on.
+#[test]
+fn format_reports_an_entry_whose_metadata_cannot_be_had() {
+    let place = Unprivileged::new("ftw-fmt");
+    let (root, bin) = (&place.root, &place.bin);
+    std::fs::create_dir_all(root.join("blind")).unwrap();
+    std::fs::write(root.join("blind/f"), b"12345").unwrap();
+    std::fs::write(root.join("seen"), b"123").unwrap();
+    set_mode(&root.join("blind"), 0o644);
+    let mut runs = Vec::new();
+    for j in ["1", "2"] {
+        // (the options, what the entry that can be seen gives)
+        let cases = [
+            (
+                vec!["--format", "%s %p\\n"],
+                format!("3 {}/seen\n", root.display()),
+            ),
+            (vec!["-l", "-t", "f"], " 3 ".to_string()),
+        ];
+        for (opts, seen) in cases {
+            let mut c = as_user(bin);
+            c.args(["find", "-j", j]).args(&opts).arg(root);
+            runs.push((format!("-j {j} {opts:?}"), seen, run(&mut c)));
+        }
+    }
+    set_mode(&root.join("blind"), 0o755);
+    if Unprivileged::cannot_switch(&runs[0].2) {
+        eprintln!(
+            "skipped: cannot run as an unprivileged user here: {}",
+            runs[0].2.stderr
+        );
+        return;
+    }
+    for (what, seen, r) in &runs {
+        assert_eq!(
+            r.stderr,
+            format!("ftw: {}/blind/f: Permission denied\n", root.display()),
+            "{what}"
+        );
+        assert_eq!(r.code, 1, "{what}");
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(!out.contains("blind/f"), "{what}: {out}");
+        assert!(out.contains(seen.as_str()), "{what}: {out}");
+    }
+}
+
 #[test]
 fn closed_pipe_ends_quietly_with_status_0() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! The Windows build, run under wine, against the Linux build on the same trees (seen
 //! by wine through its `Z:` drive): the listings are equal, `ftw rm` leaves nothing,
-//! `ftw du -s` adds the sizes; and the library's and the command's unit tests pass
+//! `ftw du -s` adds the sizes, also past Linux's `PATH_MAX` (where what wine cannot
+//! remove is reported); and the library's and the command's unit tests pass
 //! under wine (the Windows backend's own tests: calls counted per directory and per
 //! entry, both ways of stat, both dispositions).
 //!
@@ -511,4 +512,163 @@ fn unix_links_to_directories_seen_through_wine_are_not_followed() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A chain of `levels` directories of 200-character names below `root`, with a file
+/// `fNNN` of NNN + 1 bytes at each level and `bottom` (5 bytes) in the last: made with
+/// calls relative to each directory, as its path soon passes what a path may be.
+fn deep_chain(root: &Path, levels: usize) {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Write;
+    std::fs::create_dir(root).unwrap();
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let file_flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+    let mode = Mode::from_raw_mode(0o755);
+    let mut dir = rustix::fs::open(root, dir_flags, Mode::empty()).unwrap();
+    let write = |dir: &std::os::fd::OwnedFd, name: &str, len: usize| {
+        let fd = rustix::fs::openat(dir, name, file_flags, Mode::from_raw_mode(0o644)).unwrap();
+        std::fs::File::from(fd).write_all(&vec![b'y'; len]).unwrap();
+    };
+    for i in 0..levels {
+        let name = format!("{i:03}{}", "x".repeat(197));
+        rustix::fs::mkdirat(&dir, name.as_str(), mode).unwrap();
+        write(&dir, &format!("f{i:03}"), i + 1);
+        dir = rustix::fs::openat(&dir, name.as_str(), dir_flags, Mode::empty()).unwrap();
+    }
+    write(&dir, "bottom", 5);
+}
+
+/// Past `PATH_MAX` (4,096 bytes: from depth 21 here) wine has no Unix name for a file,
+/// and answers neither `GetFileAttributesExW` nor `GetFileInformationByHandle` there,
+/// and removes nothing by the classic disposition (it removes by that name). The chain
+/// ends past 34,000 characters, more than a Windows path holds: ftw goes by handles.
+/// find lists it and its sizes as the Linux build does; du adds them; what rm cannot
+/// remove is each reported by its path with a reason (status 1), never listed as
+/// removed, and the rest goes.
+#[test]
+fn a_chain_past_path_max_is_listed_measured_and_removed_or_reported() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix("ftw-win")
+        .tempdir()
+        .unwrap();
+    let root = tmp.path().join("deep");
+    let levels = 170;
+    deep_chain(&root, levels);
+    let (lin, win) = (root.to_str().unwrap().to_string(), z(&root));
+    let lines = |out: &Output, prefix: &str| {
+        let mut v = relative(out, prefix);
+        v.sort();
+        v
+    };
+    // The Linux build reaches every entry: what the Windows build must show.
+    let template = ["--format", "%y %s %p\\0"];
+    let want = lines(
+        &linux_ftw(&[&["find"], &template[..], &[lin.as_str()]].concat()),
+        "",
+    );
+    assert_eq!(want.len(), 2 * levels + 1);
+    assert!(
+        want.iter()
+            .all(|l| l.split(' ').nth(2).unwrap().starts_with(&lin))
+    );
+    let longest = want.iter().map(String::len).max().unwrap();
+    assert!(longest > 34_000, "{longest} characters");
+    // Each entry, in the parallel walk, with its type and (for files) size: a
+    // directory's size is what each system says of it.
+    let shown = |l: &str, root: &str| {
+        let (t, rest) = l.split_once(' ').unwrap();
+        let (size, path) = rest.split_once(' ').unwrap();
+        let size = if t == "f" { size } else { "-" };
+        format!("{t} {size} {}", path.strip_prefix(root).unwrap())
+    };
+    let out = wine_ftw(&[&["find", "-j", "4"], &template[..], &[win.as_str()]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.is_empty(), "{}", &err[..err.len().min(2000)]);
+    let win_root = win.replace('\\', "/");
+    let got: Vec<String> = lines(&out, "")
+        .iter()
+        .map(|l| shown(l, &win_root))
+        .collect();
+    let want: Vec<String> = want.iter().map(|l| shown(l, &lin)).collect();
+    let differs = got.iter().zip(&want).position(|(g, w)| g != w);
+    assert!(
+        got.len() == want.len() && differs.is_none(),
+        "{} entries for {}; first difference: {:?}",
+        got.len(),
+        want.len(),
+        differs.map(|i| (
+            &got[i][..80.min(got[i].len())],
+            &want[i][..80.min(want[i].len())]
+        ))
+    );
+    // du: every file's bytes, as the Linux build adds them.
+    let bytes = |out: Output| {
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{}", &err[..err.len().min(2000)]);
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split('\t')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let sum = (1..=levels).sum::<usize>() + 5;
+    assert_eq!(bytes(linux_ftw(&["du", "-s", "-b", &lin])), sum.to_string());
+    assert_eq!(bytes(wine_ftw(&["du", "-s", "-b", &win])), sum.to_string());
+    // rm: what is left is each named by an error, with its reason; what -v lists as
+    // removed is gone.
+    let out = wine_ftw(&["rm", "-v", &win]);
+    let removed: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.strip_prefix(&win).unwrap().replace('\\', "/"))
+        .collect();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let mut reported = Vec::new();
+    for line in stderr.lines() {
+        let (path, reason) = line
+            .strip_prefix(&format!("ftw: {win}"))
+            .and_then(|l| l.split_once(": "))
+            .unwrap_or_else(|| panic!("not an entry's error: {line:?}\nstderr:\n{stderr}"));
+        assert!(reason.contains("PATH_MAX"), "{reason}");
+        reported.push(path.replace('\\', "/"));
+    }
+    reported.sort();
+    // What is left, as the Linux build sees it: (is a directory, path below the root).
+    let left: Vec<(bool, String)> = if root.exists() {
+        let out = linux_ftw(&["find", "--sort", "--format", "%y %p\\0", &lin]);
+        relative(&out, "")
+            .iter()
+            .map(|l| {
+                let (t, p) = l.split_once(' ').unwrap();
+                (t == "d", p.strip_prefix(&lin).unwrap().to_string())
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let left_files: Vec<&String> = left.iter().filter(|(d, _)| !d).map(|(_, p)| p).collect();
+    assert_eq!(
+        reported.iter().collect::<Vec<_>>(),
+        left_files,
+        "reported, left"
+    );
+    // A directory is left only with something reported below it.
+    for (_, d) in left.iter().filter(|(d, _)| *d) {
+        let below = format!("{d}/");
+        assert!(reported.iter().any(|r| r.starts_with(&below)), "{d}");
+    }
+    for r in &removed {
+        assert!(
+            !left.iter().any(|(_, p)| p == r),
+            "listed as removed and left: {r}"
+        );
+    }
+    // Each entry and the root: removed or left.
+    let root_left = usize::from(root.exists());
+    assert_eq!(removed.len() + left.len() + root_left, 2 * levels + 2);
+    assert_eq!(out.status.code(), Some(if root_left == 0 { 0 } else { 1 }));
 }

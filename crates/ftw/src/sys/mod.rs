@@ -301,6 +301,13 @@ impl<'a> RawEntry<'a> {
     }
 }
 
+/// Whether [`RawEntry::metadata`] (where there is one) holds every field of `mask` as
+/// [`Dir::stat_at`] gives it, the entry not followed: on Windows, every field but the
+/// identity (a record tells no volume) and the link count; elsewhere there is none.
+pub fn listing_answers(mask: StatMask) -> bool {
+    cfg!(windows) && !mask.contains(StatMask::ID) && !mask.contains(StatMask::NLINK)
+}
+
 /// Whether `name` is `.` or `..`.
 fn is_dot(name: &[u8]) -> bool {
     name == b"." || name == b".."

@@ -20,16 +20,20 @@
 //!   not give, and not the file id, link count or allocation); otherwise, or when it
 //!   fails (a sharing violation, a locked system file, access denied), the handle way:
 //!   `NtCreateFile` relative to the directory's handle (`FILE_READ_ATTRIBUTES` only),
-//!   `GetFileInformationByHandle`, and the tag or the allocation when asked. Both ways
-//!   give equal [`Metadata`]: the fields not asked for are zero either way;
+//!   `GetFileInformationByHandle`, and the tag or the allocation when asked; where that
+//!   call fails (wine past `PATH_MAX`: see [`stat_by_classes`]), a query of one class
+//!   for each field asked. Every way gives equal [`Metadata`]: the fields not asked for
+//!   are zero each way;
 //! - removal: `NtCreateFile(DELETE)` relative to the directory with
 //!   `FILE_OPEN_REPARSE_POINT` (a link or junction is removed, never followed) and
 //!   `SetFileInformationByHandle(FileDispositionInfoEx)` with `DELETE |
 //!   POSIX_SEMANTICS | IGNORE_READONLY_ATTRIBUTE`; where that class is missing (FAT,
 //!   Windows before 10 1709, wine 8) the classic `FileDispositionInfo`, clearing a
-//!   read-only attribute first. A sharing violation is retried a bounded number of
-//!   times, as is a directory whose children's classic (deferred) deletions are not
-//!   done yet.
+//!   read-only attribute first, after one `GetFileInformationByHandleEx(FileNameInfo)`
+//!   that the system has a name to remove the file by (see [`nameless`]: wine has none
+//!   past `PATH_MAX`, and would say yes and remove nothing). A sharing violation is
+//!   retried a bounded number of times, as is a directory whose children's classic
+//!   (deferred) deletions are not done yet.
 //!
 //! `GetFileAttributesExW` takes a path: the directory's path as it was reached (the
 //! root's final path, then each name joined), so an ancestor renamed while ftw works
@@ -55,12 +59,13 @@ use std::os::windows::ffi::{OsStrExt, OsStringExt};
 use std::os::windows::fs::OpenOptionsExt;
 use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use windows_sys::Wdk::Foundation::OBJECT_ATTRIBUTES;
 use windows_sys::Wdk::Storage::FileSystem::{
-    FILE_DIRECTORY_FILE, FILE_NON_DIRECTORY_FILE, FILE_OPEN, FILE_OPEN_FOR_BACKUP_INTENT,
-    FILE_OPEN_REPARSE_POINT, FILE_SYNCHRONOUS_IO_NONALERT, NtCreateFile,
+    FILE_DIRECTORY_FILE, FILE_INTERNAL_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_OPEN,
+    FILE_OPEN_FOR_BACKUP_INTENT, FILE_OPEN_REPARSE_POINT, FILE_SYNCHRONOUS_IO_NONALERT,
+    FileInternalInformation, NtCreateFile, NtQueryInformationFile,
 };
 use windows_sys::Win32::Foundation::{
     self as wf, GetLastError, HANDLE, NTSTATUS, OBJ_CASE_INSENSITIVE, OBJ_DONT_REPARSE,
@@ -84,6 +89,9 @@ pub(crate) mod seam {
         pub(crate) static FORCE_HANDLE_STAT: Cell<bool> = const { Cell::new(false) };
         /// When set, the POSIX disposition is skipped for the classic one.
         pub(crate) static FORCE_CLASSIC_DELETE: Cell<bool> = const { Cell::new(false) };
+        /// When set, the handle way of `stat` skips `GetFileInformationByHandle` for
+        /// the queries of one class each, as when that call fails.
+        pub(crate) static FORCE_CLASS_QUERIES: Cell<bool> = const { Cell::new(false) };
         static COUNTS: Cell<Counts> = const { Cell::new(Counts::ZERO) };
     }
 
@@ -104,6 +112,8 @@ pub(crate) mod seam {
         pub(crate) delete_opens: u64,
         /// `SetFileInformationByHandle` disposition calls.
         pub(crate) dispositions: u64,
+        /// `FileNameInfo` queries before a classic disposition.
+        pub(crate) name_queries: u64,
     }
 
     impl Counts {
@@ -115,6 +125,7 @@ pub(crate) mod seam {
             handle_queries: 0,
             delete_opens: 0,
             dispositions: 0,
+            name_queries: 0,
         };
     }
 
@@ -138,6 +149,10 @@ pub(crate) mod seam {
     pub(crate) fn force_classic_delete() -> bool {
         FORCE_CLASSIC_DELETE.with(Cell::get)
     }
+
+    pub(crate) fn force_class_queries() -> bool {
+        FORCE_CLASS_QUERIES.with(Cell::get)
+    }
 }
 
 macro_rules! count {
@@ -147,13 +162,15 @@ macro_rules! count {
     };
 }
 
-/// An open directory: a handle with list, traverse and read-attribute access, and the
+/// An open directory: a handle with list, traverse and read-attribute access, the
 /// directory's path as it was reached (`\\?\` form), which only the path-based calls
-/// (`GetFileAttributesExW`, reading a link's target, permissions) use.
+/// (`GetFileAttributesExW`, reading a link's target, permissions) use, and its volume's
+/// serial number once known (see [`Dir::dev`]).
 #[derive(Debug)]
 pub struct Dir {
     handle: OwnedHandle,
     path: Vec<u16>,
+    dev: AtomicU64,
 }
 
 /// A reusable buffer for [`Dir::read_entries`]: the records of one batch (8-byte
@@ -469,21 +486,34 @@ fn stat_by_attributes(path: &[u16], mask: StatMask) -> Result<Metadata, bool> {
     Ok(metadata(&raw, mask))
 }
 
+/// A volume serial number not known (yet): [`Dir::dev`] before anything told it. Never
+/// a serial number (they have 32 bits).
+const UNKNOWN_DEV: u64 = u64::MAX;
+
 /// Metadata of an open handle: `GetFileInformationByHandle`, and the reparse tag or the
-/// allocation where needed.
+/// allocation where needed; where that call fails, the queries of one class each
+/// ([`stat_by_classes`]).
 /// With `reparse_by_path`, the entry's path was found a reparse point: if the handle
 /// (opened on the entry itself) then shows none, or one of no tag, it is a Unix link
 /// under wine (see [`is_link`]), and a link it is.
+/// `dev` is the volume's serial number where the caller knows it ([`UNKNOWN_DEV`] if
+/// not): the classes' way, which the system may not answer with one, takes it. Returns
+/// the metadata and the serial number the system told, if it told one.
 fn stat_handle(
     h: BorrowedHandle<'_>,
     mask: StatMask,
     reparse_by_path: bool,
-) -> io::Result<Metadata> {
+    dev: u64,
+) -> io::Result<(Metadata, Option<u64>)> {
     count!(handle_queries);
     let mut info = fs::BY_HANDLE_FILE_INFORMATION::default();
+    #[cfg(test)]
+    let skip = seam::force_class_queries();
+    #[cfg(not(test))]
+    let skip = false;
     // SAFETY: `info` is a live BY_HANDLE_FILE_INFORMATION; `h` is open.
-    if unsafe { fs::GetFileInformationByHandle(h.as_raw_handle(), &mut info) } == 0 {
-        return Err(last_error());
+    if skip || unsafe { fs::GetFileInformationByHandle(h.as_raw_handle(), &mut info) } == 0 {
+        return stat_by_classes(h, mask, reparse_by_path, dev);
     }
     let mut raw = Raw {
         attrs: info.dwFileAttributes,
@@ -506,7 +536,125 @@ fn stat_handle(
         let std_info: fs::FILE_STANDARD_INFO = unsafe { query_info(h, fs::FileStandardInfo)? };
         raw.alloc = std_info.AllocationSize as u64;
     }
-    Ok(metadata(&raw, mask))
+    Ok((metadata(&raw, mask), Some(raw.dev)))
+}
+
+/// [`stat_handle`]'s way where `GetFileInformationByHandle` fails: a query of one class
+/// for each part of `mask`, on the handle alone. Wine answers that call with the file's
+/// Unix name, and has none for a file whose Unix path is longer than `PATH_MAX` (4,096
+/// bytes on Linux: "Invalid handle"), while these classes it answers from the open file;
+/// so does Windows, where this way gives what the call gives.
+///
+/// The attributes and reparse tag (`FileAttributeTagInfo`), or attributes and time
+/// (`FileBasicInfo`); size, allocation and link count (`FileStandardInfo`); the file id
+/// (`FileInternalInformation`, as `GetFileInformationByHandle` has it). The volume's
+/// serial number is `dev` where the caller knows it (the entry's directory's, for an
+/// entry not followed: on its volume), else asked (`GetVolumeInformationByHandleW`),
+/// which wine cannot answer past `PATH_MAX` either: that is then the error, never a
+/// serial number made up.
+fn stat_by_classes(
+    h: BorrowedHandle<'_>,
+    mask: StatMask,
+    reparse_by_path: bool,
+    dev: u64,
+) -> io::Result<(Metadata, Option<u64>)> {
+    let mut raw = Raw {
+        attrs: 0,
+        tag: 0,
+        dev: 0,
+        ino: 0,
+        size: 0,
+        alloc: 0,
+        nlink: 0,
+        mtime: 0,
+    };
+    let mut tag = None;
+    if mask.contains(StatMask::MTIME) {
+        count!(handle_queries);
+        // SAFETY: FileBasicInfo's record is a FILE_BASIC_INFO.
+        let basic: fs::FILE_BASIC_INFO = unsafe { query_info(h, fs::FileBasicInfo)? };
+        (raw.attrs, raw.mtime) = (basic.FileAttributes, basic.LastWriteTime);
+    } else {
+        let (attrs, t) = attribute_tag(h)?;
+        (raw.attrs, tag) = (attrs, Some(t));
+    }
+    if raw.attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        raw.tag = match tag {
+            Some(t) => t,
+            None => attribute_tag(h)?.1,
+        };
+    } else if reparse_by_path {
+        (raw.attrs, raw.tag) = (raw.attrs | fs::FILE_ATTRIBUTE_REPARSE_POINT, 0);
+    }
+    if mask.contains(StatMask::SIZE)
+        || mask.contains(StatMask::BLOCKS)
+        || mask.contains(StatMask::NLINK)
+    {
+        count!(handle_queries);
+        // SAFETY: FileStandardInfo's record is a FILE_STANDARD_INFO.
+        let std_info: fs::FILE_STANDARD_INFO = unsafe { query_info(h, fs::FileStandardInfo)? };
+        raw.size = std_info.EndOfFile as u64;
+        raw.alloc = std_info.AllocationSize as u64;
+        raw.nlink = u64::from(std_info.NumberOfLinks);
+    }
+    let mut told = None;
+    if mask.contains(StatMask::ID) {
+        count!(handle_queries);
+        let mut internal = FILE_INTERNAL_INFORMATION::default();
+        let mut iosb = IO_STATUS_BLOCK::default();
+        // SAFETY: `internal` is a live, writable FILE_INTERNAL_INFORMATION of the size
+        // given, the record of FileInternalInformation; `iosb` is live; `h` is open.
+        let status = unsafe {
+            NtQueryInformationFile(
+                h.as_raw_handle(),
+                &mut iosb,
+                (&raw mut internal).cast(),
+                size_of::<FILE_INTERNAL_INFORMATION>() as u32,
+                FileInternalInformation,
+            )
+        };
+        if status < 0 {
+            return Err(nt_error(status));
+        }
+        raw.ino = internal.IndexNumber as u64;
+        raw.dev = if dev != UNKNOWN_DEV {
+            dev
+        } else {
+            let serial = volume_serial(h).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("the system does not tell its volume: {e}"),
+                )
+            })?;
+            told = Some(serial);
+            serial
+        };
+    }
+    Ok((metadata(&raw, mask), told))
+}
+
+/// The serial number of the volume of an open handle (`GetVolumeInformationByHandleW`).
+fn volume_serial(h: BorrowedHandle<'_>) -> io::Result<u64> {
+    count!(handle_queries);
+    let mut serial = 0u32;
+    // SAFETY: `serial` is a live, writable u32; the other outputs are not asked for
+    // (null, of length 0); `h` is open.
+    let ok = unsafe {
+        fs::GetVolumeInformationByHandleW(
+            h.as_raw_handle(),
+            std::ptr::null_mut(),
+            0,
+            &mut serial,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if ok == 0 {
+        return Err(last_error());
+    }
+    Ok(u64::from(serial))
 }
 
 /// Whether `b` separates components in a relative name: `/` (ftw's separator) or `\`
@@ -615,7 +763,11 @@ fn open_dir_path(path: &Path, follow: bool) -> io::Result<Dir> {
     }
     let handle = OwnedHandle::from(file);
     let path = final_path(handle.as_handle())?;
-    Ok(Dir { handle, path })
+    Ok(Dir {
+        handle,
+        path,
+        dev: AtomicU64::new(UNKNOWN_DEV),
+    })
 }
 
 /// Whether `FileDispositionInfoEx` worked: 0 not known yet, 1 yes, 2 never (the
@@ -688,6 +840,12 @@ fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
             return Err(io::Error::from_raw_os_error(e as i32));
         }
     }
+    if nameless(h) {
+        return Err(io::Error::other(
+            "not removed: the system has no name for it to remove it by (under wine: its \
+             Unix path is longer than PATH_MAX)",
+        ));
+    }
     count!(dispositions);
     let info = fs::FILE_DISPOSITION_INFO { DeleteFile: true };
     // SAFETY: `info` is a live FILE_DISPOSITION_INFO of the size given; `h` is open
@@ -704,6 +862,30 @@ fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
         return Err(last_error());
     }
     Ok(())
+}
+
+/// Whether the system has no name for the file of an open handle: `FileNameInfo` answers
+/// "invalid handle" (into a small buffer: a name that does not fit is "more data", a
+/// name all the same). Wine has none for a file whose Unix path is longer than
+/// `PATH_MAX` (4,096 bytes on Linux), and removes a file at the close of its last
+/// handle by that name: given the classic disposition, such a file says yes and stays.
+/// POSIX semantics remove the name at once, and a system that has them has a name for
+/// every open file: only the classic way asks.
+fn nameless(h: BorrowedHandle<'_>) -> bool {
+    count!(name_queries);
+    let mut buf = [0u32; 16];
+    // SAFETY: `buf` is a live, writable, 4-byte aligned buffer of the size given, where
+    // a FILE_NAME_INFO (two u32-aligned fields) and part of a name fit; `h` is open.
+    let ok = unsafe {
+        fs::GetFileInformationByHandleEx(
+            h.as_raw_handle(),
+            fs::FileNameInfo,
+            buf.as_mut_ptr().cast(),
+            size_of_val(&buf) as u32,
+        )
+    };
+    // SAFETY: reads this thread's last-error value.
+    ok == 0 && unsafe { GetLastError() } == wf::ERROR_INVALID_HANDLE
 }
 
 /// Clears the read-only attribute of an open handle (for the classic disposition,
@@ -836,10 +1018,32 @@ impl Dir {
         open_dir_path(path, false)
     }
 
-    fn child(&self, name: &[u16], handle: OwnedHandle) -> Dir {
+    /// The subdirectory `name` opened as `handle`; `same_volume`: not through a link or
+    /// junction, so on this directory's volume (whose serial number it then takes, if
+    /// known).
+    fn child(&self, name: &[u16], handle: OwnedHandle, same_volume: bool) -> Dir {
         let mut path = join_nul(&self.path, name);
         path.pop();
-        Dir { handle, path }
+        let dev = if same_volume {
+            self.dev.load(Ordering::Relaxed)
+        } else {
+            UNKNOWN_DEV
+        };
+        Dir {
+            handle,
+            path,
+            dev: AtomicU64::new(dev),
+        }
+    }
+
+    /// The serial number of this directory's volume where known: told by the system
+    /// when this directory's metadata was last asked (with [`Dir::stat`]), or, for a
+    /// directory opened relative to its parent without following a link, the parent's
+    /// when it was opened (a volume is mounted at a junction, which [`Dir::open_at`]
+    /// does not follow). For the handles the system will not tell it for (under wine,
+    /// past `PATH_MAX`: see [`stat_by_classes`]).
+    fn dev(&self) -> u64 {
+        self.dev.load(Ordering::Relaxed)
     }
 
     /// Opens the subdirectory `name` of this directory, relative to its handle
@@ -853,7 +1057,7 @@ impl Dir {
         let w = rel_wide(name)?;
         count!(dir_opens);
         match open_no_link(self.handle.as_handle(), &w, DIR_ACCESS, FILE_DIRECTORY_FILE)? {
-            Some(h) => Ok(self.child(&w, h)),
+            Some(h) => Ok(self.child(&w, h, true)),
             None => Err(not_a_dir()),
         }
     }
@@ -880,7 +1084,7 @@ impl Dir {
             false,
         )
         .map_err(nt_error)?;
-        Ok(self.child(&w, h))
+        Ok(self.child(&w, h, false))
     }
 
     /// Reads the whole regular file `name` of this directory (a link there is not
@@ -904,6 +1108,7 @@ impl Dir {
         Ok(Dir {
             handle: self.handle.try_clone()?,
             path: self.path.clone(),
+            dev: AtomicU64::new(self.dev()),
         })
     }
 
@@ -1014,12 +1219,18 @@ impl Dir {
             false,
         )
         .map_err(nt_error)?;
-        stat_handle(h.as_handle(), mask, reparse)
+        // The entry itself (not followed) is on this directory's volume.
+        let dev = if follow { UNKNOWN_DEV } else { self.dev() };
+        Ok(stat_handle(h.as_handle(), mask, reparse, dev)?.0)
     }
 
     /// Metadata of this directory itself (from its handle).
     pub fn stat(&self, mask: StatMask) -> io::Result<Metadata> {
-        stat_handle(self.handle.as_handle(), mask, false)
+        let (m, told) = stat_handle(self.handle.as_handle(), mask, false, self.dev())?;
+        if let Some(dev) = told {
+            self.dev.store(dev, Ordering::Relaxed);
+        }
+        Ok(m)
     }
 
     /// Whether the file ids in this directory's listing are those `stat` gives: on
@@ -1182,7 +1393,7 @@ pub fn stat_path(path: &Path, mask: StatMask, follow: bool) -> io::Result<Metada
     }
     count!(stat_opens);
     let file = open_path(path, fs::FILE_READ_ATTRIBUTES, follow)?;
-    stat_handle(file.as_handle(), mask, reparse)
+    Ok(stat_handle(file.as_handle(), mask, reparse, UNKNOWN_DEV)?.0)
 }
 
 /// The limit on open handles: Windows has none that matters (16 million).

@@ -178,6 +178,57 @@ fn stat_gives_equal_metadata_by_attributes_and_by_handle() {
     }
 }
 
+/// Where `GetFileInformationByHandle` fails (wine, for a file whose Unix path passes
+/// `PATH_MAX`), the queries of one class each give the same metadata; the volume's
+/// serial number, which wine does not tell there either, is the directory's.
+#[test]
+fn stat_by_one_class_a_query_gives_what_the_handle_call_gives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let names = kinds(tmp.path());
+    let root = Dir::open(tmp.path()).unwrap();
+    let masks = [
+        StatMask::TYPE,
+        StatMask::SIZE,
+        StatMask::MODE | StatMask::MTIME,
+        StatMask::BLOCKS | StatMask::NLINK,
+        StatMask::ID,
+        StatMask::ALL,
+    ];
+    // Before anything told the root's volume, the classes' way asks for it.
+    seam::FORCE_CLASS_QUERIES.set(true);
+    let by_classes = root.stat(StatMask::ID);
+    seam::FORCE_CLASS_QUERIES.set(false);
+    assert_eq!(by_classes.unwrap(), root.stat(StatMask::ID).unwrap());
+    // Opened relative to the root: the root's volume, told by the stat above.
+    let dir = root.open_at(c"dir").unwrap();
+    for mask in masks {
+        let want = dir.stat(mask).unwrap();
+        seam::FORCE_CLASS_QUERIES.set(true);
+        seam::FORCE_HANDLE_STAT.set(true);
+        let got = dir.stat(mask);
+        let entries: Vec<_> = names
+            .iter()
+            .map(|n| root.stat_at(n, mask, false).unwrap())
+            .collect();
+        seam::FORCE_HANDLE_STAT.set(false);
+        seam::FORCE_CLASS_QUERIES.set(false);
+        assert_eq!(got.unwrap(), want, "{mask:?}");
+        for (n, got) in names.iter().zip(entries) {
+            assert_eq!(got, root.stat_at(n, mask, false).unwrap(), "{n:?} {mask:?}");
+        }
+    }
+    // A followed entry may be on another volume: the system must tell it, and does.
+    seam::FORCE_CLASS_QUERIES.set(true);
+    seam::FORCE_HANDLE_STAT.set(true);
+    let followed = root.stat_at(c"file", StatMask::ID, true);
+    seam::FORCE_HANDLE_STAT.set(false);
+    seam::FORCE_CLASS_QUERIES.set(false);
+    assert_eq!(
+        followed.unwrap(),
+        root.stat_at(c"file", StatMask::ID, true).unwrap()
+    );
+}
+
 #[test]
 fn a_listing_gives_types_and_the_file_ids_stat_gives() {
     let tmp = tempfile::tempdir().unwrap();
@@ -264,6 +315,12 @@ fn removal_by_posix_and_by_classic_disposition_leaves_nothing() {
         // The few queries are the root's checks (stat_path of the path given, the
         // open of the root), none per entry.
         assert!(c.handle_queries <= c.stat_opens + 2, "{c:?}");
+        // The classic way asks before each disposition whether the file has a name to
+        // be removed by (the POSIX way never: where it works, it is not used).
+        assert!(c.name_queries <= c.dispositions, "{c:?}");
+        if classic {
+            assert!(c.name_queries >= 57, "{c:?}");
+        }
     }
 }
 
