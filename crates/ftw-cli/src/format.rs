@@ -125,7 +125,7 @@ impl Format {
             .any(|p| matches!(p, Piece::User(_) | Piece::Group(_)))
         {
             crate::msg::not_on_windows(
-                "%u, %U, %g, %G: Windows files have no user and group ids: 0 is shown",
+                "%u, %U, %g, %G: Windows files have no user and group ids: '-' is shown for %u and %g, 0 for %U and %G",
             );
         }
         Ok(Format::new(pieces, false))
@@ -357,6 +357,9 @@ fn groups() -> &'static Names {
 
 fn owner(out: &mut Vec<u8>, id: u32, name: bool, names: &Names, pad: bool) {
     let s = match names.get(&id) {
+        // Windows files have no user and group ids, and no /etc/passwd names them
+        // (read as \etc\passwd of the current drive, it could name the wrong ones).
+        _ if cfg!(windows) && name => "-".to_string(),
         Some(n) if name => n.clone(),
         _ => id.to_string(),
     };
