@@ -209,7 +209,7 @@ pub fn run(args: FindArgs) -> ExitCode {
         } else {
             crate::exec::each(b, &select, ignore, &template, serial)
         };
-        return if failed_cmd || failed_walk || crate::select::ignore_file_failed() {
+        return if failed_cmd || failed_walk || crate::select::filters_failed() {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
@@ -242,7 +242,7 @@ pub fn run(args: FindArgs) -> ExitCode {
         }
         None => {}
     }
-    if failed.load(Ordering::Relaxed) || crate::select::ignore_file_failed() {
+    if failed.load(Ordering::Relaxed) || crate::select::filters_failed() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -131,7 +131,18 @@ impl Select {
         if self.all {
             return (true, Control::Continue);
         }
-        let print = self.filter.matches(e, scratch);
+        let print = match self.filter.check(e, scratch) {
+            Ok(print) => print,
+            // The entry is there but what the filters ask of it is not to be had: said,
+            // as find says it, and the exit status is 1.
+            Err(err) => {
+                FILTER_FAILED.store(true, Ordering::Relaxed);
+                scratch.clear();
+                e.write_path(scratch);
+                crate::msg::report(scratch, &ftw::walk::describe(&err));
+                false
+            }
+        };
         let control = if print && self.prune && e.is_dir() {
             Control::Skip
         } else {
@@ -222,9 +233,13 @@ impl FilterArgs {
 /// exit status is then 1, as for the walk's own errors.
 static IGNORE_FILE_FAILED: AtomicBool = AtomicBool::new(false);
 
-/// Whether an ignore file could not be read during the walks run so far.
-pub fn ignore_file_failed() -> bool {
-    IGNORE_FILE_FAILED.load(Ordering::Relaxed)
+/// Set when an entry's metadata, asked for by a filter, could not be had (reported).
+static FILTER_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Whether an ignore file could not be read, or a filter could not have an entry's
+/// metadata, during the walks run so far: the exit status is then 1.
+pub fn filters_failed() -> bool {
+    IGNORE_FILE_FAILED.load(Ordering::Relaxed) || FILTER_FAILED.load(Ordering::Relaxed)
 }
 
 /// A visitor of entries with ignore rules in front: ignored entries are not seen, and

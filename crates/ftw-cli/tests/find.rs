@@ -433,7 +433,7 @@ fn unreadable_directory_is_reported_and_the_rest_listed() {
 /// user): its entries are listed, but their metadata cannot be had. A template that
 /// shows it reports each such entry, never prints zeros in its place, and goes on.
 #[test]
-fn format_reports_an_entry_whose_metadata_cannot_be_had() {
+fn format_and_filters_report_an_entry_whose_metadata_cannot_be_had() {
     let place = Unprivileged::new("ftw-fmt");
     let (root, bin) = (&place.root, &place.bin);
     std::fs::create_dir_all(root.join("blind")).unwrap();
@@ -449,6 +449,14 @@ fn format_reports_an_entry_whose_metadata_cannot_be_had() {
                 format!("3 {}/seen\n", root.display()),
             ),
             (vec!["-l", "-t", "f"], " 3 ".to_string()),
+            // Filters that need the metadata: the same error, not a silent "no match".
+            (vec!["-S", "+2"], format!("{}/seen\n", root.display())),
+            (vec!["-t", "x"], String::new()),
+            (vec!["-t", "e", "-t", "f"], String::new()),
+            (
+                vec!["--changed-within", "1d"],
+                format!("{}/seen\n", root.display()),
+            ),
         ];
         for (opts, seen) in cases {
             let mut c = as_user(bin);

@@ -45,6 +45,7 @@ pub use spec::{SizeLimit, Time, parse_time};
 
 use crate::sys::{self, FileType, Metadata, StatMask};
 use crate::walk::Entry;
+use std::io;
 
 /// Which types of entries pass: any, by default; `add` narrows to the types named
 /// (any of them), as `fd --type` does.
@@ -207,35 +208,66 @@ impl Filter {
         self.metadata_needed().is_some()
     }
 
-    /// Whether `e` passes. `scratch` is a buffer for paths, kept between calls.
+    /// Whether `e` passes. `scratch` is a buffer for paths, kept between calls. An entry
+    /// whose metadata cannot be had does not pass ([`Filter::check`] says why).
     pub fn matches(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        self.check(e, scratch).unwrap_or(false)
+    }
+
+    /// Whether `e` passes, or the error that kept the filter from knowing: the entry's
+    /// metadata (or, for an empty directory, its listing) could not be had. Only the
+    /// entries that passed the cheaper tests (type, extension, pattern) are asked for.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use ftw::filter::{Filter, SizeLimit};
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("big"), vec![0u8; 2000])?;
+    /// std::fs::write(dir.path().join("small"), b"x")?;
+    /// let filter = Filter::new().size("+1k".parse::<SizeLimit>().unwrap());
+    /// let mut scratch = Vec::new();
+    /// let mut found = Vec::new();
+    /// let mut failed = None;
+    /// ftw::walk::WalkBuilder::new(dir.path()).keep_handles(true).build().visit(|item| {
+    ///     let e = item.unwrap();
+    ///     match filter.check(&e, &mut scratch) {
+    ///         Ok(true) => found.push(e.name().to_vec()),
+    ///         Ok(false) => {}
+    ///         Err(err) => failed = Some(err),
+    ///     }
+    ///     ftw::walk::Control::Continue
+    /// });
+    /// assert!(failed.is_none());
+    /// assert_eq!(found, [b"big".to_vec()]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn check(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> io::Result<bool> {
         let t = e.file_type();
         if !self.types.admits(t) {
-            return false;
+            return Ok(false);
         }
         if !self.extensions.is_empty() && !self.has_extension(e.name()) {
-            return false;
+            return Ok(false);
         }
         if let Some(p) = &self.patterns {
             if !p.matches(e, scratch) {
-                return false;
+                return Ok(false);
             }
         }
         let Some(mask) = self.metadata_needed() else {
-            return true;
+            return Ok(true);
         };
         if !self.sizes.is_empty() && t != FileType::File {
-            return false;
+            return Ok(false);
         }
         // A directory's emptiness is read from it: its size says nothing.
         if t == FileType::Dir && mask == StatMask::SIZE && self.types.empty {
             return dir_is_empty(e, scratch);
         }
-        let Some(m) = metadata(e, mask, scratch) else {
-            return false;
-        };
+        let m = metadata(e, mask, scratch)?;
         if !self.sizes.iter().all(|s| s.admits(m.size)) {
-            return false;
+            return Ok(false);
         }
         let mtime = Time {
             secs: m.mtime,
@@ -244,22 +276,22 @@ impl Filter {
         if self.changed_within.is_some_and(|t| mtime < t)
             || self.changed_before.is_some_and(|t| mtime > t)
         {
-            return false;
+            return Ok(false);
         }
         if self.types.executable && m.mode & 0o111 == 0 {
-            return false;
+            return Ok(false);
         }
         if self.types.empty {
             let empty = match t {
                 FileType::File => m.size == 0,
-                FileType::Dir => dir_is_empty(e, scratch),
+                FileType::Dir => dir_is_empty(e, scratch)?,
                 _ => false,
             };
             if !empty {
-                return false;
+                return Ok(false);
             }
         }
-        true
+        Ok(true)
     }
 
     fn has_extension(&self, name: &[u8]) -> bool {
@@ -270,20 +302,19 @@ impl Filter {
 }
 
 /// The entry's metadata (a followed link's target's), relative to its directory's handle
-/// where the walk gives one, else by path; `None` when it cannot be had (the entry is
-/// gone, say).
-fn metadata(e: &Entry<'_>, mask: StatMask, scratch: &mut Vec<u8>) -> Option<Metadata> {
+/// where the walk gives one, else by path.
+fn metadata(e: &Entry<'_>, mask: StatMask, scratch: &mut Vec<u8>) -> io::Result<Metadata> {
     let follow = e.path_is_symlink() && e.file_type() != FileType::Symlink;
     if let (Some(dir), Some(name)) = (e.dir(), e.c_name()) {
-        return dir.stat_at(name, mask, follow).ok();
+        return dir.stat_at(name, mask, follow);
     }
     scratch.clear();
     e.write_path(scratch);
-    sys::stat_path(&crate::walk::bytes_to_path(scratch.clone()), mask, follow).ok()
+    sys::stat_path(&crate::walk::bytes_to_path(scratch.clone()), mask, follow)
 }
 
 /// Whether the directory `e` has no entries.
-fn dir_is_empty(e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+fn dir_is_empty(e: &Entry<'_>, scratch: &mut Vec<u8>) -> io::Result<bool> {
     let opened = match (e.dir(), e.c_name()) {
         (Some(dir), Some(name)) => dir.open_at_follow(name),
         _ => {
@@ -292,10 +323,11 @@ fn dir_is_empty(e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
             sys::Dir::open(&crate::walk::bytes_to_path(scratch.clone()))
         }
     };
-    let Ok(dir) = opened else { return false };
+    let dir = opened?;
     let mut any = false;
     let mut buf = sys::DirBuf::with_capacity(4096);
-    dir.read_entries(&mut buf, |_| any = true).is_ok() && !any
+    dir.read_entries(&mut buf, |_| any = true)?;
+    Ok(!any)
 }
 
 // These tests build trees with Unix calls (symlink, modes, fifos, rustix); the
