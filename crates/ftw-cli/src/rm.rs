@@ -87,8 +87,9 @@ pub struct RmArgs {
     #[arg(long = "chmod")]
     chmod: bool,
 
-    /// Worker threads. 0 (the default): one per core (removal waits on the file
-    /// system's journal, not on reads: more workers only contend). 1: a serial removal.
+    /// Worker threads. 0 (the default): one per core, and more (up to 32) while they
+    /// wait on the disk (unlinks that wait for freed blocks to be discarded, a cold
+    /// cache). 1: a serial removal.
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
 

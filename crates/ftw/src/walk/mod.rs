@@ -134,6 +134,8 @@ pub(crate) struct Options {
     /// Close a directory's own handle before its leave event
     /// ([`WalkBuilder::close_before_leave`]).
     pub(crate) close_before_leave: bool,
+    /// The visitor's calls wait on the file system ([`WalkBuilder::visitor_waits`]).
+    pub(crate) visitor_waits: bool,
     /// Large directories' entries in inode order ([`WalkBuilder::inode_order`]).
     pub(crate) inode_order: bool,
     /// A sorted [`Walk`] reads ahead on `threads` workers (set by [`WalkBuilder::threads`]).
@@ -230,6 +232,7 @@ impl WalkBuilder {
                 threads: 0,
                 keep_handles: false,
                 close_before_leave: false,
+                visitor_waits: false,
                 inode_order: false,
                 read_ahead: false,
                 hooks: Hooks::default(),
@@ -385,6 +388,23 @@ impl WalkBuilder {
     /// ```
     pub fn close_before_leave(mut self, yes: bool) -> Self {
         self.opts.close_before_leave = yes;
+        self
+    }
+
+    /// Tell a parallel walk that the visitor's own calls wait on the file system (a
+    /// removal's `unlinkat`, which on a file system that discards freed blocks at once
+    /// waits for the disk at each file): the time spent in the visitor then counts
+    /// with the walk's reads when the pool decides whether its workers are waiting on
+    /// the disk, and with [`WalkBuilder::threads`] 0 it adds workers while they are.
+    /// Off by default: a listing's visitor works on the CPU, or waits on its reader
+    /// (a pipe), which more workers would not help.
+    ///
+    /// ```
+    /// let walk = ftw::walk::WalkBuilder::new(".").threads(0).visitor_waits(true);
+    /// # let _ = walk;
+    /// ```
+    pub fn visitor_waits(mut self, yes: bool) -> Self {
+        self.opts.visitor_waits = yes;
         self
     }
 

@@ -584,7 +584,11 @@ fn run_job<V>(
         parent: parent.0.as_deref().and_then(|p| p.dir()),
         listing: Some(&state.list),
     };
-    let dir_state = state.visitor.enter(&event, parent_state);
+    let dir_state = if opts.visitor_waits {
+        scope.io(|| state.visitor.enter(&event, parent_state))
+    } else {
+        state.visitor.enter(&event, parent_state)
+    };
     ctx.live(own_id.filter(|_| opts.follow_links), true);
     let node = Arc::new(Node {
         parent,
@@ -659,7 +663,11 @@ fn run_job<V>(
         let control = if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
             Control::Skip
         } else if depth >= opts.min_depth {
-            state.visitor.entry(Ok(&entry), Some(&node.state))
+            if opts.visitor_waits {
+                scope.io(|| state.visitor.entry(Ok(&entry), Some(&node.state)))
+            } else {
+                state.visitor.entry(Ok(&entry), Some(&node.state))
+            }
         } else {
             Control::Continue
         };
@@ -854,9 +862,12 @@ fn leave<V: Visitor>(
         parent: parent.and_then(|p| p.dir()).or(up.as_ref()),
         listing: None,
     };
-    state
-        .visitor
-        .leave(&event, dir_state, parent.map(|p| &p.state));
+    let parent_state = parent.map(|p| &p.state);
+    if ctx.opts.visitor_waits {
+        scope.io(|| state.visitor.leave(&event, dir_state, parent_state));
+    } else {
+        state.visitor.leave(&event, dir_state, parent_state);
+    }
     up
 }
 
