@@ -692,3 +692,84 @@ fn a_chain_past_path_max_is_listed_measured_and_removed_or_reported() {
     assert_eq!(removed.len() + left.len() + root_left, 2 * levels + 2);
     assert_eq!(out.status.code(), Some(if root_left == 0 { 0 } else { 1 }));
 }
+
+/// Names that Windows' path processing would change are files like any other below a
+/// directory: `aux.txt`, `CON` and `NUL` are devices to `GetFullPathNameW` and it strips
+/// a trailing dot or space (`x.` is `x`). Where ftw goes by path (`--sort`, whose
+/// read-ahead keeps no handles; a root), it must still reach the file named, never a
+/// device (a 0-byte "file") or nothing.
+#[test]
+fn device_names_and_trailing_dots_name_their_files_by_path_too() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    std::fs::create_dir_all(root.join("d.")).unwrap();
+    std::fs::write(root.join("aux.txt"), b"12345").unwrap();
+    for link in ["CON", "NUL"] {
+        std::fs::hard_link(root.join("aux.txt"), root.join(link)).unwrap();
+    }
+    std::fs::write(root.join("x."), b"abc").unwrap();
+    std::fs::write(root.join("y "), b"ab").unwrap();
+    std::fs::write(root.join("d./in"), b"a").unwrap();
+    let (lin, win) = (root.to_str().unwrap().to_string(), z(&root));
+    // Files' sizes and link counts (which take a call for each entry, by path with
+    // --sort; a directory's are what each system says of it).
+    let template = ["-t", "f", "--format", "%n %s %p\\0"];
+    for sort in [&["--sort"][..], &["-j", "2"]] {
+        let args = [&["find"], sort, &template[..]].concat();
+        let mut want = relative(&linux_ftw(&[&args[..], &[lin.as_str()]].concat()), "");
+        let mut got = relative(&wine_ftw(&[&args[..], &[win.as_str()]].concat()), "");
+        for v in [&mut want, &mut got] {
+            v.sort();
+        }
+        let got: Vec<String> = got
+            .iter()
+            .map(|l| l.replace(&win.replace('\\', "/"), ""))
+            .collect();
+        let want: Vec<String> = want.iter().map(|l| l.replace(&lin, "")).collect();
+        assert_eq!(got, want, "{sort:?}");
+    }
+    // Each of them as a root, absolute or relative to Z's current directory.
+    let mut roots = Vec::new();
+    let mut want = Vec::new();
+    for (name, line) in [
+        ("aux.txt", "3 5 f"),
+        ("CON", "3 5 f"),
+        ("x.", "1 3 f"),
+        ("y ", "1 2 f"),
+        ("d.", "d"),
+    ] {
+        for r in [format!(r"{win}\{name}"), format!(r"Z:{name}")] {
+            want.push(format!("{line} {r}"));
+            roots.push(r);
+        }
+    }
+    let args = [
+        "find",
+        "-d",
+        "0",
+        "--min-depth",
+        "0",
+        "--format",
+        "%n %s %y %p\\0",
+    ];
+    let roots: Vec<&str> = roots.iter().map(String::as_str).collect();
+    let got = nul_lines(&wine_ftw_in(&root, &[&args[..], &roots].concat()));
+    let mut got: Vec<String> = got
+        .into_iter()
+        .map(|l| match l.split_once(" d ") {
+            Some((_, path)) => format!("d {path}"),
+            None => l,
+        })
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    let out = wine_ftw(&["du", "-b", "-s", &format!(r"{win}\aux.txt")]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("5\t{win}\\aux.txt\n")
+    );
+}

@@ -721,8 +721,102 @@ fn join_nul(path: &[u16], name: &[u16]) -> Vec<u16> {
 
 /// A path in the `\\?\` form (no `MAX_PATH`, no `.`/`..` or `/` processing by the
 /// system), NUL-terminated.
+///
+/// Only what the path starts from is made absolute by the system (`GetFullPathNameW`:
+/// the current directory, a drive's current directory, the current drive's root); its
+/// components are then taken as they are written, `.` left out and `..` going up one
+/// (as the system would): the system's own processing of a whole path would strip a
+/// name's trailing dots and spaces (`x.` would be `x`) and make a device of `CON`,
+/// `NUL` or `aux.txt`, which are names of files like any other below a directory.
 fn verbatim(path: &Path) -> io::Result<Vec<u16>> {
-    let abs = std::path::absolute(path)?;
+    use std::path::{Component, Prefix};
+    let bs = u16::from(b'\\');
+    let w: Vec<u16> = path.as_os_str().encode_wide().collect();
+    if w.starts_with(&[bs, bs, u16::from(b'?'), bs]) {
+        let mut out = w;
+        out.push(0);
+        return Ok(out);
+    }
+    let mut comps = path.components().peekable();
+    let base = match comps.peek() {
+        Some(Component::Prefix(p)) => match p.kind() {
+            Prefix::UNC(..) | Prefix::Disk(_) => {
+                let mut start = std::path::PathBuf::from(p.as_os_str());
+                comps.next();
+                if let Some(Component::RootDir) = comps.peek() {
+                    start.push("\\");
+                    comps.next();
+                }
+                start
+            }
+            // `\\.\` device paths and the verbatim ones (`\\?\`, handled above) are
+            // the system's to read.
+            _ => return verbatim_of_absolute(&std::path::absolute(path)?),
+        },
+        Some(Component::RootDir) => {
+            comps.next();
+            std::path::PathBuf::from("\\")
+        }
+        Some(_) => std::path::PathBuf::from("."),
+        // An empty path: the system's error.
+        None => std::path::absolute(path)?,
+    };
+    let mut out = verbatim_of_absolute(&std::path::absolute(&base)?)?;
+    out.pop();
+    while out.last() == Some(&bs) {
+        out.pop();
+    }
+    // `..` never goes above the root of what the path starts from (`\\?\X:`,
+    // `\\?\UNC\server\share`).
+    let top = root_len(&out);
+    for c in comps {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let cut = out[top..]
+                    .iter()
+                    .rposition(|&u| u == bs)
+                    .map_or(top, |i| top + i);
+                out.truncate(cut);
+            }
+            Component::Normal(n) => {
+                out.push(bs);
+                out.extend(n.encode_wide());
+            }
+            Component::Prefix(_) | Component::RootDir => return Err(invalid_name()),
+        }
+    }
+    if out.len() == top {
+        out.push(bs);
+    }
+    out.push(0);
+    Ok(out)
+}
+
+/// The length of the root of a `\\?\` path without its trailing `\`: `\\?\X:` or
+/// `\\?\UNC\server\share` (what `..` does not go above).
+fn root_len(v: &[u16]) -> usize {
+    let bs = u16::from(b'\\');
+    let unc: Vec<u16> = "\\\\?\\UNC\\".encode_utf16().collect();
+    if v.starts_with(&unc) {
+        // Past the server and the share.
+        let mut seps = v[unc.len()..]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &u)| u == bs)
+            .map(|(i, _)| unc.len() + i);
+        return seps.nth(1).unwrap_or(v.len());
+    }
+    v.iter()
+        .enumerate()
+        .skip(4)
+        .find(|&(_, &u)| u == bs)
+        .map_or(v.len(), |(i, _)| i)
+}
+
+/// An absolute path (as `std::path::absolute` gives it) in the `\\?\` form,
+/// NUL-terminated.
+fn verbatim_of_absolute(abs: &Path) -> io::Result<Vec<u16>> {
     let w: Vec<u16> = abs.as_os_str().encode_wide().collect();
     let bs = u16::from(b'\\');
     let mut out = Vec::with_capacity(w.len() + 9);
@@ -739,19 +833,21 @@ fn verbatim(path: &Path) -> io::Result<Vec<u16>> {
     Ok(out)
 }
 
-/// Opens `path` with `CreateFileW` (through std: it handles long paths) for `access`,
-/// with backup semantics (which directories need), following a link only with
-/// `follow`.
+/// Opens `path` with `CreateFileW` (through std) for `access`, with backup semantics
+/// (which directories need), following a link only with `follow`. The path is given in
+/// its [`verbatim`] form: its names are taken as written.
 fn open_path(path: &Path, access: u32, follow: bool) -> io::Result<std::fs::File> {
     let mut flags = fs::FILE_FLAG_BACKUP_SEMANTICS;
     if !follow {
         flags |= fs::FILE_FLAG_OPEN_REPARSE_POINT;
     }
+    let mut v = verbatim(path)?;
+    v.pop();
     std::fs::OpenOptions::new()
         .access_mode(access)
         .share_mode(SHARE_ALL)
         .custom_flags(flags)
-        .open(path)
+        .open(OsString::from_wide(&v))
 }
 
 fn open_dir_path(path: &Path, follow: bool) -> io::Result<Dir> {
