@@ -773,3 +773,67 @@ fn device_names_and_trailing_dots_name_their_files_by_path_too() {
         format!("5\t{win}\\aux.txt\n")
     );
 }
+
+/// Wine 8 opens a Unix symbolic link as what it leads to whatever the flags
+/// (`FILE_OPEN_REPARSE_POINT`, `OBJ_DONT_REPARSE`), shows a link to a file as that file,
+/// and its classic disposition removes what the handle names: `ftw rm` removed a
+/// link's target outside the tree and listed the link as removed. Each link must be
+/// reported and kept, with what it leads to; so must a name holding `\` (which the
+/// system would take for a path to another entry); and below a root whose name ends
+/// with a dot (which wine's names leave out: `r.` is `r`), a link to the same name in
+/// the sibling `r` must not be taken for the entry.
+#[test]
+fn rm_under_wine_never_removes_what_a_unix_link_leads_to() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (tree, outside) = (tmp.path().join("tree"), tmp.path().join("outside"));
+    std::fs::create_dir_all(tree.join("back")).unwrap();
+    std::fs::create_dir_all(tree.join("back\\slash")).unwrap();
+    std::fs::create_dir_all(outside.join("dir")).unwrap();
+    for f in [
+        "outside/keep",
+        "outside/dir/keep",
+        "tree/back/slash",
+        "tree/f",
+    ] {
+        std::fs::write(tmp.path().join(f), b"keep").unwrap();
+    }
+    std::os::unix::fs::symlink("../outside/keep", tree.join("file-link")).unwrap();
+    std::os::unix::fs::symlink("../outside/keep", tree.join("keep")).unwrap();
+    std::os::unix::fs::symlink("../outside/dir", tree.join("dir-link")).unwrap();
+    // `r.` and its sibling `r`, outside the tree `r.`.
+    let (dotted, sibling) = (tmp.path().join("r."), tmp.path().join("r"));
+    std::fs::create_dir_all(&dotted).unwrap();
+    std::fs::create_dir_all(&sibling).unwrap();
+    std::fs::write(sibling.join("f"), b"keep").unwrap();
+    std::os::unix::fs::symlink("../r/f", dotted.join("f")).unwrap();
+    let out = wine_ftw(&["rm", "-v", &z(&tree), &z(&dotted)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for f in ["outside/keep", "outside/dir/keep", "r/f"] {
+        assert_eq!(
+            std::fs::read(tmp.path().join(f)).ok().as_deref(),
+            Some(&b"keep"[..]),
+            "{f}: {err}"
+        );
+    }
+    // Each kept entry is named with its reason, and none is listed as removed.
+    let removed = String::from_utf8_lossy(&out.stdout);
+    for name in ["file-link", "keep", "dir-link", "back\\slash"] {
+        let path = format!("{}/{name}", z(&tree));
+        assert!(err.contains(&format!("ftw: {path}: ")), "{name}: {err}");
+        assert!(!removed.lines().any(|l| l == path), "{name}: {removed}");
+        assert!(tree.join(name).symlink_metadata().is_ok(), "{name}");
+    }
+    assert!(
+        err.contains(&format!("ftw: {}/f: not removed", z(&dotted))),
+        "{err}"
+    );
+    // What could be removed was: the file and the directory `back` (with `back/slash`).
+    assert!(
+        !tree.join("f").exists() && !tree.join("back").exists(),
+        "{err}"
+    );
+}

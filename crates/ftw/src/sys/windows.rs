@@ -30,7 +30,7 @@
 //!   POSIX_SEMANTICS | IGNORE_READONLY_ATTRIBUTE`; where that class is missing (FAT,
 //!   Windows before 10 1709, wine 8) the classic `FileDispositionInfo`, clearing a
 //!   read-only attribute first, after one `GetFileInformationByHandleEx(FileNameInfo)`
-//!   that the system has a name to remove the file by (see [`nameless`]: wine has none
+//!   that the system has a name to remove the file by (see [`file_name`]: wine has none
 //!   past `PATH_MAX`, and would say yes and remove nothing). A sharing violation is
 //!   retried a bounded number of times, as is a directory whose children's classic
 //!   (deferred) deletions are not done yet.
@@ -46,7 +46,18 @@
 //! Under wine 8 (where the tests run): `OBJ_DONT_REPARSE` is taken; there is no
 //! `FileDispositionInfoEx` (the classic way is used after the first try); Unix
 //! symbolic links are shown as what they lead to, and `CreateSymbolicLinkW` says yes
-//! and makes nothing, so the link paths here are tested on reparse tags only.
+//! and makes nothing, so the link paths here are tested on reparse tags only. Wine
+//! lists a Unix link to a directory as a reparse point of no tag, one to a file as
+//! that file (its file id too), and none that leads nowhere; it opens a link as what
+//! it leads to whatever the flags (`FILE_OPEN_REPARSE_POINT`, `OBJ_DONT_REPARSE`), and
+//! the classic disposition then removes that. So, under wine only ([`under_wine`]),
+//! each directory opened and each entry given the classic disposition is checked by
+//! its `FileNameInfo` to be the entry named (one query more a directory), and what
+//! cannot be told (wine's names leave out trailing dots and spaces: `d.\x` is
+//! `d\x`) is reported, not removed. A link whose target the run removed first can no
+//! longer be opened, and counts as gone: its directory is then reported not empty.
+//! A Unix name holding `\` (no Windows name does) is an error, never the path to
+//! another entry.
 //!
 //! Names are UTF-16 on Windows and UTF-8 bytes in ftw (see [`super::os_to_bytes`]
 //! for the one escape: unpaired surrogates).
@@ -59,6 +70,7 @@ use std::os::windows::ffi::{OsStrExt, OsStringExt};
 use std::os::windows::fs::OpenOptionsExt;
 use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
 use std::path::Path;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use windows_sys::Wdk::Foundation::OBJECT_ATTRIBUTES;
@@ -166,11 +178,34 @@ macro_rules! count {
 /// directory's path as it was reached (`\\?\` form), which only the path-based calls
 /// (`GetFileAttributesExW`, reading a link's target, permissions) use, and its volume's
 /// serial number once known (see [`Dir::dev`]).
+///
+/// Under wine, also the name the system gives the open directory (see [`under_wine`]),
+/// once asked.
 #[derive(Debug)]
 pub struct Dir {
     handle: OwnedHandle,
     path: Vec<u16>,
     dev: AtomicU64,
+    name: OnceLock<WineName>,
+}
+
+/// What wine calls an open directory (see [`Dir::own_name`]).
+#[derive(Clone, Debug)]
+struct WineName {
+    name: Named,
+    /// Whether `name` is the directory's and no other's: wine leaves trailing dots and
+    /// spaces out of its names (`d.` is `d`), so that another directory may have it.
+    exact: bool,
+}
+
+/// The name the system gives an open file (`FileNameInfo`: its path on its volume).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Named {
+    /// The system has none (wine past `PATH_MAX`).
+    Nameless,
+    /// It would not say (another error).
+    Unknown,
+    Name(Vec<u16>),
 }
 
 /// A reusable buffer for [`Dir::read_entries`]: the records of one batch (8-byte
@@ -683,6 +718,21 @@ fn rel_wide(name: &CStr) -> io::Result<Vec<u16>> {
     Ok(out)
 }
 
+/// One name of a directory's entries, in UTF-16: no Windows name holds a `\\`, but a
+/// Unix name seen through wine may (`a\\b`), which the system would take for the path
+/// `b` in `a`: such a name is an error, not another entry. `/` separates components, as
+/// in [`rel_wide`].
+fn one_name(name: &CStr) -> io::Result<Vec<u16>> {
+    if name.to_bytes().contains(&b'\\') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a name holding '\\', which the system reads as a path (no Windows name holds \
+             one)",
+        ));
+    }
+    rel_wide(name)
+}
+
 /// The final path of an open handle, `\\?\` form (`GetFinalPathNameByHandleW`).
 fn final_path(h: BorrowedHandle<'_>) -> io::Result<Vec<u16>> {
     let mut buf = vec![0u16; 512];
@@ -863,6 +913,7 @@ fn open_dir_path(path: &Path, follow: bool) -> io::Result<Dir> {
         handle,
         path,
         dev: AtomicU64::new(UNKNOWN_DEV),
+        name: OnceLock::new(),
     })
 }
 
@@ -885,7 +936,12 @@ fn is_sharing_violation(s: NTSTATUS) -> bool {
 /// classic disposition (the name goes when the last handle closes). `Err` with
 /// `ERROR_ACCESS_DENIED` from the classic way may mean a read-only file: the caller
 /// then clears the attribute and tries again.
-fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
+/// `check` is asked before the classic disposition (which removes by the name the
+/// system has for the file, at its last close): whether the file is the entry named.
+fn dispose(
+    h: BorrowedHandle<'_>,
+    check: impl FnOnce(BorrowedHandle<'_>) -> io::Result<()>,
+) -> io::Result<()> {
     #[cfg(test)]
     let posix = !seam::force_classic_delete();
     #[cfg(not(test))]
@@ -936,12 +992,7 @@ fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
             return Err(io::Error::from_raw_os_error(e as i32));
         }
     }
-    if nameless(h) {
-        return Err(io::Error::other(
-            "not removed: the system has no name for it to remove it by (under wine: its \
-             Unix path is longer than PATH_MAX)",
-        ));
-    }
+    check(h)?;
     count!(dispositions);
     let info = fs::FILE_DISPOSITION_INFO { DeleteFile: true };
     // SAFETY: `info` is a live FILE_DISPOSITION_INFO of the size given; `h` is open
@@ -960,28 +1011,73 @@ fn dispose(h: BorrowedHandle<'_>) -> io::Result<()> {
     Ok(())
 }
 
-/// Whether the system has no name for the file of an open handle: `FileNameInfo` answers
-/// "invalid handle" (into a small buffer: a name that does not fit is "more data", a
-/// name all the same). Wine has none for a file whose Unix path is longer than
-/// `PATH_MAX` (4,096 bytes on Linux), and removes a file at the close of its last
-/// handle by that name: given the classic disposition, such a file says yes and stays.
-/// POSIX semantics remove the name at once, and a system that has them has a name for
-/// every open file: only the classic way asks.
-fn nameless(h: BorrowedHandle<'_>) -> bool {
+/// Whether this process runs under wine (its ntdll exports `wine_get_version`). Wine 8
+/// shows a Unix symbolic link as a reparse point of no tag when listing, but opens it as
+/// what it leads to whatever the flags (`FILE_OPEN_REPARSE_POINT`, `OBJ_DONT_REPARSE`),
+/// and its classic disposition then removes that: there, each directory opened and
+/// each entry removed is checked to be the one named (see [`Dir::check_named`]).
+fn under_wine() -> bool {
+    static WINE: OnceLock<bool> = OnceLock::new();
+    *WINE.get_or_init(|| {
+        use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
+        let ntdll: Vec<u16> = "ntdll.dll\0".encode_utf16().collect();
+        // SAFETY: both strings are NUL-terminated and live for the calls; ntdll is
+        // loaded in every process, and the module handle is not freed (nor owned).
+        unsafe {
+            let module = GetModuleHandleW(ntdll.as_ptr());
+            !module.is_null()
+                && GetProcAddress(module, c"wine_get_version".as_ptr().cast()).is_some()
+        }
+    })
+}
+
+/// The name the system gives the file of an open handle (`FileNameInfo`: its path on
+/// its volume, `\dir\name`). [`Named::Nameless`] when it answers "invalid handle":
+/// wine has no name for a file whose Unix path is longer than `PATH_MAX` (4,096 bytes
+/// on Linux), and removes a file at the close of its last handle by that name: given
+/// the classic disposition, such a file says yes and stays.
+fn file_name(h: BorrowedHandle<'_>) -> Named {
     count!(name_queries);
-    let mut buf = [0u32; 16];
-    // SAFETY: `buf` is a live, writable, 4-byte aligned buffer of the size given, where
-    // a FILE_NAME_INFO (two u32-aligned fields) and part of a name fit; `h` is open.
-    let ok = unsafe {
-        fs::GetFileInformationByHandleEx(
-            h.as_raw_handle(),
-            fs::FileNameInfo,
-            buf.as_mut_ptr().cast(),
-            size_of_val(&buf) as u32,
-        )
-    };
-    // SAFETY: reads this thread's last-error value.
-    ok == 0 && unsafe { GetLastError() } == wf::ERROR_INVALID_HANDLE
+    let mut buf = vec![0u32; 130];
+    loop {
+        // SAFETY: `buf` is a live, writable, 4-byte aligned buffer of the size given,
+        // where a FILE_NAME_INFO (two u32-aligned fields) and a name fit; `h` is open.
+        let ok = unsafe {
+            fs::GetFileInformationByHandleEx(
+                h.as_raw_handle(),
+                fs::FileNameInfo,
+                buf.as_mut_ptr().cast(),
+                (buf.len() * 4) as u32,
+            )
+        };
+        // SAFETY: reads this thread's last-error value.
+        let e = if ok == 0 {
+            unsafe { GetLastError() }
+        } else {
+            0
+        };
+        let len = buf[0] as usize / 2;
+        match e {
+            0 if len <= (buf.len() - 1) * 2 => {
+                let units = buf[1..].iter().flat_map(|w| [*w as u16, (*w >> 16) as u16]);
+                return Named::Name(units.take(len).collect());
+            }
+            wf::ERROR_MORE_DATA if len > (buf.len() - 1) * 2 && buf.len() < 1 << 16 => {
+                buf.resize(len.div_ceil(2) + 1, 0);
+            }
+            wf::ERROR_INVALID_HANDLE => return Named::Nameless,
+            _ => return Named::Unknown,
+        }
+    }
+}
+
+/// The error for an entry that the system opened as another file: under wine, a Unix
+/// symbolic link (see [`under_wine`]).
+fn opened_elsewhere() -> io::Error {
+    io::Error::other(
+        "not removed: the system opens another file by this name (under wine, a Unix \
+         symbolic link is opened as what it leads to, which would be removed in its place)",
+    )
 }
 
 /// Clears the read-only attribute of an open handle (for the classic disposition,
@@ -1118,6 +1214,16 @@ impl Dir {
     /// junction, so on this directory's volume (whose serial number it then takes, if
     /// known).
     fn child(&self, name: &[u16], handle: OwnedHandle, same_volume: bool) -> Dir {
+        self.child_named(name, handle, same_volume, OnceLock::new())
+    }
+
+    fn child_named(
+        &self,
+        name: &[u16],
+        handle: OwnedHandle,
+        same_volume: bool,
+        named: OnceLock<WineName>,
+    ) -> Dir {
         let mut path = join_nul(&self.path, name);
         path.pop();
         let dev = if same_volume {
@@ -1129,6 +1235,7 @@ impl Dir {
             handle,
             path,
             dev: AtomicU64::new(dev),
+            name: named,
         }
     }
 
@@ -1150,12 +1257,109 @@ impl Dir {
         if name.to_bytes() == b".." {
             return self.open_parent();
         }
-        let w = rel_wide(name)?;
+        let w = one_name(name)?;
         count!(dir_opens);
         match open_no_link(self.handle.as_handle(), &w, DIR_ACCESS, FILE_DIRECTORY_FILE)? {
+            Some(h) if under_wine() => {
+                // Wine opens a Unix symbolic link as what it leads to, whatever the
+                // flags: the directory opened must be the one named here.
+                let named = OnceLock::new();
+                let _ = named.set(
+                    self.named_child(h.as_handle(), &w)
+                        .map_err(|()| not_a_dir())?,
+                );
+                Ok(self.child_named(&w, h, true, named))
+            }
             Some(h) => Ok(self.child(&w, h, true)),
             None => Err(not_a_dir()),
         }
+    }
+
+    /// What wine calls this open directory (see [`file_name`]), asked once. For a
+    /// directory opened by path, the name is exact when the directory it names, opened
+    /// by it, is this one (the same file id); a subdirectory's is set when it is
+    /// opened ([`Dir::named_child`]).
+    fn own_name(&self) -> &WineName {
+        self.name.get_or_init(|| {
+            let name = file_name(self.handle.as_handle());
+            let exact = match &name {
+                Named::Name(n) => {
+                    let mut p: Vec<u16> = self.path.iter().take(6).copied().collect();
+                    p.extend_from_slice(n);
+                    let id = |h: BorrowedHandle<'_>| {
+                        // SAFETY: FileIdInfo's record is a FILE_ID_INFO.
+                        unsafe { query_info::<fs::FILE_ID_INFO>(h, fs::FileIdInfo) }
+                            .ok()
+                            .map(|i| (i.VolumeSerialNumber, i.FileId.Identifier))
+                    };
+                    let again = open_path(Path::new(&OsString::from_wide(&p)), DIR_ACCESS, true);
+                    let mine = id(self.handle.as_handle());
+                    again.is_ok_and(|f| mine.is_some() && id(f.as_handle()) == mine)
+                }
+                _ => false,
+            };
+            WineName { name, exact }
+        })
+    }
+
+    /// What wine calls `h`, opened as this directory's entry `w`: `Err` if the system
+    /// names another file (a Unix symbolic link's target). The name is exact where this
+    /// directory's is and it is this directory's name, `\\` and `w`, `w` ending in no
+    /// dot or space (which wine would leave out). Where the names cannot be compared
+    /// (not exact, or not known), the entry's is taken as it is, not exact; except that
+    /// an entry with a name below a directory with none (past wine's `PATH_MAX`, a
+    /// longer path) is another file.
+    fn named_child(&self, h: BorrowedHandle<'_>, w: &[u16]) -> Result<WineName, ()> {
+        let got = file_name(h);
+        let dir = self.own_name();
+        let exact = match (&dir.name, &got) {
+            (Named::Name(d), Named::Name(n)) if dir.exact => {
+                let bs = u16::from(b'\\');
+                let mut want = d.clone();
+                if want.last() != Some(&bs) {
+                    want.push(bs);
+                }
+                want.extend_from_slice(w);
+                let clean =
+                    !matches!(w.last(), Some(&u) if u == u16::from(b'.') || u == u16::from(b' '));
+                if *n == want && clean {
+                    true
+                } else if clean {
+                    return Err(());
+                } else {
+                    false
+                }
+            }
+            (Named::Nameless, Named::Name(_)) => return Err(()),
+            _ => false,
+        };
+        Ok(WineName { name: got, exact })
+    }
+
+    /// Whether `h`, opened for deletion as this directory's entry `w`, can be given the
+    /// classic disposition, which removes by the name the system has for the file: it
+    /// must have one (see [`file_name`]) and, under wine, be the entry's, exactly.
+    fn check_named(&self, h: BorrowedHandle<'_>, w: &[u16]) -> io::Result<()> {
+        let named = if under_wine() {
+            let n = self.named_child(h, w).map_err(|()| opened_elsewhere())?;
+            if !n.exact && n.name != Named::Nameless {
+                return Err(io::Error::other(
+                    "not removed: under wine, whose names leave out a name's trailing dots \
+                     and spaces (here or in a directory above), it cannot be told from a \
+                     Unix symbolic link's target, which would be removed in its place",
+                ));
+            }
+            n.name
+        } else {
+            file_name(h)
+        };
+        if named == Named::Nameless {
+            return Err(io::Error::other(
+                "not removed: the system has no name for it to remove it by (under wine: \
+                 its Unix path is longer than PATH_MAX)",
+            ));
+        }
+        Ok(())
     }
 
     fn open_parent(&self) -> io::Result<Dir> {
@@ -1186,7 +1390,7 @@ impl Dir {
     /// Reads the whole regular file `name` of this directory (a link there is not
     /// followed).
     pub fn read_file_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
-        let w = rel_wide(name)?;
+        let w = one_name(name)?;
         let h = open_no_link(
             self.handle.as_handle(),
             &w,
@@ -1205,6 +1409,7 @@ impl Dir {
             handle: self.handle.try_clone()?,
             path: self.path.clone(),
             dev: AtomicU64::new(self.dev()),
+            name: self.name.clone(),
         })
     }
 
@@ -1297,7 +1502,7 @@ impl Dir {
     /// followed. `GetFileAttributesExW` answers where it can (see the module's notes),
     /// else the entry is opened relative to this directory's handle.
     pub fn stat_at(&self, name: &CStr, mask: StatMask, follow: bool) -> io::Result<Metadata> {
-        let w = rel_wide(name)?;
+        let w = one_name(name)?;
         let mut reparse = false;
         if attributes_answer(mask) {
             match stat_by_attributes(&join_nul(&self.path, &w), mask) {
@@ -1354,7 +1559,7 @@ impl Dir {
     /// `FILE_OPEN_REPARSE_POINT` (a link or junction is removed, never followed) and
     /// given the delete disposition. `dir` says which kind it must be.
     fn remove_at(&self, name: &CStr, dir: bool) -> io::Result<()> {
-        let w = rel_wide(name)?;
+        let w = one_name(name)?;
         let options = FILE_OPEN_REPARSE_POINT
             | if dir {
                 FILE_DIRECTORY_FILE
@@ -1388,6 +1593,13 @@ impl Dir {
                     .map_err(nt_error)?;
                     let (attrs, tag) = attribute_tag(h.as_handle())?;
                     if !is_link(attrs, tag) {
+                        // Under wine, a Unix symbolic link to a directory opens as that
+                        // directory: not one that came in the entry's place.
+                        if under_wine()
+                            && !self.named_child(h.as_handle(), &w).is_ok_and(|n| n.exact)
+                        {
+                            return Err(opened_elsewhere());
+                        }
                         return Err(io::Error::from(io::ErrorKind::IsADirectory));
                     }
                     h
@@ -1400,7 +1612,7 @@ impl Dir {
                 Err(s) => return Err(nt_error(s)),
             };
 
-            match dispose(h.as_handle()) {
+            match dispose(h.as_handle(), |h| self.check_named(h, &w)) {
                 Ok(()) => return Ok(()),
                 Err(e)
                     if e.raw_os_error() == Some(wf::ERROR_ACCESS_DENIED as i32)

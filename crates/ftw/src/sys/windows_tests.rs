@@ -316,8 +316,10 @@ fn removal_by_posix_and_by_classic_disposition_leaves_nothing() {
         // open of the root), none per entry.
         assert!(c.handle_queries <= c.stat_opens + 2, "{c:?}");
         // The classic way asks before each disposition whether the file has a name to
-        // be removed by (the POSIX way never: where it works, it is not used).
-        assert!(c.name_queries <= c.dispositions, "{c:?}");
+        // be removed by (the POSIX way never: where it works, it is not used); under
+        // wine, also each directory opened its own (checked to be the one named), and
+        // the root.
+        assert!(c.name_queries <= c.dispositions + c.dir_opens + 1, "{c:?}");
         if classic {
             assert!(c.name_queries >= 57, "{c:?}");
         }
