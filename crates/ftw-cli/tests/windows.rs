@@ -767,6 +767,12 @@ fn device_names_and_trailing_dots_name_their_files_by_path_too() {
     got.sort();
     want.sort();
     assert_eq!(got, want);
+    // A file written as a directory (`aux.txt\`) is an error, as on Linux.
+    let slash = format!(r"{win}\aux.txt\");
+    let out = wine_ftw(&["find", &slash]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with(&format!("ftw: {slash}: ")), "{err}");
     let out = wine_ftw(&["du", "-b", "-s", &format!(r"{win}\aux.txt")]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),

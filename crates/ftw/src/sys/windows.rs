@@ -836,7 +836,9 @@ fn verbatim(path: &Path) -> io::Result<Vec<u16>> {
             Component::Prefix(_) | Component::RootDir => return Err(invalid_name()),
         }
     }
-    if out.len() == top {
+    // A trailing separator stays: `file\\` names no file (not a directory).
+    let trailing = matches!(w.last(), Some(&u) if u == bs || u == u16::from(b'/'));
+    if out.len() == top || (trailing && out.last() != Some(&bs)) {
         out.push(bs);
     }
     out.push(0);
