@@ -80,6 +80,38 @@ fn build(root: &Path, entries: &[(Vec<Vec<u8>>, Kind)]) {
     }
 }
 
+/// Whether `find -L` lists at most `limit` entries under `root` (it is stopped past
+/// that).
+fn lists_at_most(root: &Path, limit: usize) -> bool {
+    use std::io::Read;
+    let mut child = std::process::Command::new("find")
+        .arg("-L")
+        .arg(root)
+        .arg("-print0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut seen = 0;
+    let fits = loop {
+        match out.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(n) => {
+                seen += buf[..n].iter().filter(|&&b| b == 0).count();
+                if seen > limit {
+                    break false;
+                }
+            }
+            Err(_) => break true,
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    fits
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -109,6 +141,10 @@ proptest! {
             args.extend(["--max-depth", md.as_str()]);
         }
         find_opts.retain(|o| !o.is_empty());
+        // Links to directories that hold links to directories multiply the paths that
+        // -L lists (not a loop: find and ftw both walk them all): a rare tree lists
+        // millions, which neither the test's memory nor its time can hold.
+        prop_assume!(!follow || lists_at_most(tmp.path(), 200_000));
         let (theirs, fr) = gnu_find(tmp.path(), &find_opts, &find_tests);
         let (ours, r) = ftw_find(tmp.path(), &args);
         if ours != theirs {
