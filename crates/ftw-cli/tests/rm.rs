@@ -482,3 +482,31 @@ fn the_read_only_directory_in_a_message_is_escaped() {
     );
     set_mode(&ro, 0o755);
 }
+
+/// Under a small limit on address space (`ulimit -v`), workers that would not fit are
+/// not started (a warning says how many run): the removal ends, complete, instead of
+/// aborting when an allocation fails.
+#[test]
+fn a_small_address_space_limit_starts_fewer_workers_and_removes_everything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    for d in 0..200 {
+        let dir = root.join(format!("d{d}/e"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..5 {
+            std::fs::write(dir.join(format!("f{f}")), b"x").unwrap();
+        }
+    }
+    let r = run(Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 30000 && exec \"$0\" rm -j 16 \"$1\"")
+        .arg(ftw_bin())
+        .arg(&root));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!root.exists());
+    assert!(
+        r.stderr.is_empty() || r.stderr.contains("too little address space"),
+        "{}",
+        r.stderr
+    );
+}

@@ -339,6 +339,29 @@ pub fn arg_max() -> usize {
     quarter.clamp(128 << 10, 6 << 20)
 }
 
+/// The address space this process may still map under its limit (`ulimit -v`,
+/// `RLIMIT_AS`), in bytes; `None` when there is no limit (or it cannot be read).
+///
+/// ```
+/// if let Some(room) = ftw::sys::address_space_room() {
+///     println!("{room} bytes of address space left");
+/// }
+/// ```
+pub fn address_space_room() -> Option<u64> {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::As).current?;
+    // "VmSize:    123456 kB": the address space mapped now.
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(limit.saturating_sub(kib * 1024))
+}
+
 /// CPU time used so far by every thread of this process (user and system).
 pub fn process_cpu_time() -> std::time::Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);

@@ -282,6 +282,11 @@ pub fn fd_limit() -> Option<u64> {
     None
 }
 
+/// The address space this process may still map under a limit: no such limit here.
+pub fn address_space_room() -> Option<u64> {
+    None
+}
+
 /// CPU time used by this process, where the system tells it (here: never).
 pub fn process_cpu_time() -> std::time::Duration {
     std::time::Duration::ZERO

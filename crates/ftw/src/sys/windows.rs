@@ -1711,6 +1711,11 @@ pub fn fd_limit() -> Option<u64> {
     None
 }
 
+/// The address space this process may still map under a limit: no such limit here.
+pub fn address_space_room() -> Option<u64> {
+    None
+}
+
 /// CPU time used so far by every thread of this process (`GetProcessTimes`).
 pub fn process_cpu_time() -> std::time::Duration {
     let zero = wf::FILETIME::default();

@@ -381,8 +381,21 @@ where
         return Err(io::Error::from(io::ErrorKind::WouldBlock));
     }
     let _ = index;
+    // Under a limit on address space (`ulimit -v`), a worker's stack (2 MiB), its
+    // buffers and the allocator's arena must fit with room to spare, or a later
+    // allocation fails and the process aborts: such a worker is not started, as where
+    // the system refuses a thread (the pool goes on with those it has).
+    if crate::sys::address_space_room().is_some_and(|room| room < WORKER_ROOM) {
+        return Err(io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            "too little address space left for another thread (ulimit -v)",
+        ));
+    }
     std::thread::Builder::new().spawn_scoped(s, f).map(drop)
 }
+
+/// The address space a worker is started with, at least, under a limit on it.
+const WORKER_ROOM: u64 = 24 << 20;
 
 #[cfg(test)]
 thread_local! {
