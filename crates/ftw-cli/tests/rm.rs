@@ -308,6 +308,49 @@ fn a_directory_of_100000_files_goes() {
     assert!(!root.exists());
 }
 
+/// A bind mount of the same file system has the same device: --one-file-system still
+/// leaves it (the kernel marks a mount's root), and what it shows, which lives outside
+/// the tree, stays.
+#[test]
+fn one_file_system_leaves_a_bind_mount_of_the_same_file_system() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(root.join("a/bm")).unwrap();
+    std::fs::create_dir_all(outside.join("sub")).unwrap();
+    std::fs::write(outside.join("sub/precious"), b"keep").unwrap();
+    std::fs::write(root.join("a/x"), b"x").unwrap();
+    let script = "mount --bind \"$2\" \"$1/a/bm\" || exit 97
+        \"$0\" rm --one-file-system \"$1\"; echo \"rc=$?\"
+        umount \"$1/a/bm\"";
+    let mut c = Command::new("unshare");
+    c.args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .arg(ftw_bin())
+        .arg(&root)
+        .arg(&outside);
+    let r = run(&mut c);
+    if r.code == 97 || r.stderr.contains("unshare:") {
+        eprintln!(
+            "skipped: cannot bind-mount in a private mount namespace here: {}",
+            r.stderr.trim()
+        );
+        return;
+    }
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "rc=1\n", "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "ftw: {}: a mount point: not removed\n",
+            root.join("a/bm").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read(outside.join("sub/precious")).unwrap(),
+        b"keep"
+    );
+    assert!(!root.join("a/x").exists() && root.join("a/bm").is_dir());
+}
+
 #[test]
 fn one_file_system_leaves_a_mount_point_and_its_ancestors() {
     let tmp = tempfile::tempdir().unwrap();

@@ -851,6 +851,13 @@ impl Visitor for Remover<'_, '_> {
                     }
                     _ => {}
                 }
+                // A mount of the same file system (a bind mount) has the same device:
+                // the kernel tells its root apart. What it shows is not this tree's.
+                if d.is_mount_root_at(name).unwrap_or(false) {
+                    let err = io::Error::other("a mount point: not removed");
+                    self.fail(dir, Error::io(e.path(), e.depth(), err));
+                    return Control::Skip;
+                }
             }
             return Control::Continue;
         }

@@ -181,6 +181,16 @@ impl Dir {
         stat_impl(self.fd.as_fd(), name, flags, mask)
     }
 
+    /// Whether the entry `name` of this directory is the root of a mount (`statx`'s
+    /// `STATX_ATTR_MOUNT_ROOT`, Linux 5.8 on; `false` where the kernel does not say): a
+    /// bind mount of the same file system too, which its device does not tell.
+    pub fn is_mount_root_at(&self, name: &CStr) -> io::Result<bool> {
+        let flags = AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT | AtFlags::STATX_DONT_SYNC;
+        let st = rfs::statx(self.fd.as_fd(), name, flags, StatxFlags::TYPE).map_err(cvt)?;
+        let root = rfs::StatxAttributes::MOUNT_ROOT;
+        Ok(st.stx_attributes_mask.contains(root) && st.stx_attributes.contains(root))
+    }
+
     /// Metadata of this directory itself.
     pub fn stat(&self, mask: StatMask) -> io::Result<Metadata> {
         stat_impl(self.fd.as_fd(), c"", AtFlags::EMPTY_PATH, mask)

@@ -202,6 +202,12 @@ impl Dir {
         Ok(())
     }
 
+    /// Whether the entry `name` is the root of a mount: not told here (`false`); the
+    /// device of its metadata tells another file system.
+    pub fn is_mount_root_at(&self, _name: &CStr) -> io::Result<bool> {
+        Ok(false)
+    }
+
     /// Metadata of the entry `name`; with `follow`, a symbolic link is followed.
     pub fn stat_at(&self, name: &CStr, _mask: StatMask, follow: bool) -> io::Result<Metadata> {
         let p = self.path.join(name_path(name));

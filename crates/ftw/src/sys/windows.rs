@@ -1500,6 +1500,12 @@ impl Dir {
         }
     }
 
+    /// Whether the entry `name` is the root of a mount: not told here (`false`); the
+    /// device of its metadata tells another file system.
+    pub fn is_mount_root_at(&self, _name: &CStr) -> io::Result<bool> {
+        Ok(false)
+    }
+
     /// Metadata of the entry `name` of this directory; with `follow`, a link is
     /// followed. `GetFileAttributesExW` answers where it can (see the module's notes),
     /// else the entry is opened relative to this directory's handle.
