@@ -372,6 +372,34 @@ unsafe fn query_info<T: Default>(
     Ok(info)
 }
 
+/// Sets the record `info` of class `class` on an open handle
+/// (`SetFileInformationByHandle`); the error is the thread's last one.
+///
+/// # Safety
+///
+/// `class` must be the class whose record is a `T` (`FileBasicInfo` and
+/// `FILE_BASIC_INFO`, ...), and `h` open with the access that class needs.
+unsafe fn set_info<T>(
+    h: BorrowedHandle<'_>,
+    class: fs::FILE_INFO_BY_HANDLE_CLASS,
+    info: &T,
+) -> io::Result<()> {
+    // SAFETY: `info` is a live `T` of the size given, which the caller says is the
+    // record of `class`; `h` is open.
+    let ok = unsafe {
+        fs::SetFileInformationByHandle(
+            h.as_raw_handle(),
+            class,
+            (&raw const *info).cast(),
+            size_of::<T>() as u32,
+        )
+    };
+    if ok == 0 {
+        return Err(last_error());
+    }
+    Ok(())
+}
+
 /// The attributes and reparse tag of an open handle (`FileAttributeTagInfo`).
 fn attribute_tag(h: BorrowedHandle<'_>) -> io::Result<(u32, u32)> {
     count!(handle_queries);
@@ -955,22 +983,15 @@ fn dispose(
                 | fs::FILE_DISPOSITION_FLAG_POSIX_SEMANTICS
                 | fs::FILE_DISPOSITION_FLAG_IGNORE_READONLY_ATTRIBUTE,
         };
-        // SAFETY: `info` is a live FILE_DISPOSITION_INFO_EX of the size given; `h` is
+        // SAFETY: FileDispositionInfoEx's record is a FILE_DISPOSITION_INFO_EX; `h` is
         // open with DELETE access.
-        let ok = unsafe {
-            fs::SetFileInformationByHandle(
-                h.as_raw_handle(),
-                fs::FileDispositionInfoEx,
-                (&raw const info).cast(),
-                size_of::<fs::FILE_DISPOSITION_INFO_EX>() as u32,
-            )
+        let e = match unsafe { set_info(h, fs::FileDispositionInfoEx, &info) } {
+            Ok(()) => {
+                POSIX_DELETE.store(1, Ordering::Relaxed);
+                return Ok(());
+            }
+            Err(e) => e.raw_os_error().unwrap_or(0) as u32,
         };
-        if ok != 0 {
-            POSIX_DELETE.store(1, Ordering::Relaxed);
-            return Ok(());
-        }
-        // SAFETY: reads this thread's last-error value.
-        let e = unsafe { GetLastError() };
         // Not supported here: fall back (for good, once it never worked). Anything else
         // is the answer.
         if POSIX_DELETE.load(Ordering::Relaxed) == 0
@@ -997,20 +1018,9 @@ fn dispose(
     check(h)?;
     count!(dispositions);
     let info = fs::FILE_DISPOSITION_INFO { DeleteFile: true };
-    // SAFETY: `info` is a live FILE_DISPOSITION_INFO of the size given; `h` is open
+    // SAFETY: FileDispositionInfo's record is a FILE_DISPOSITION_INFO; `h` is open
     // with DELETE access.
-    let ok = unsafe {
-        fs::SetFileInformationByHandle(
-            h.as_raw_handle(),
-            fs::FileDispositionInfo,
-            (&raw const info).cast(),
-            size_of::<fs::FILE_DISPOSITION_INFO>() as u32,
-        )
-    };
-    if ok == 0 {
-        return Err(last_error());
-    }
-    Ok(())
+    unsafe { set_info(h, fs::FileDispositionInfo, &info) }
 }
 
 /// Whether this process runs under wine (its ntdll exports `wine_get_version`). Wine 8
@@ -1102,18 +1112,7 @@ fn clear_readonly(h: BorrowedHandle<'_>) -> io::Result<()> {
         info.ChangeTime,
     ) = (0, 0, 0, 0);
     // SAFETY: as above, for writing; `h` has FILE_WRITE_ATTRIBUTES access.
-    let ok = unsafe {
-        fs::SetFileInformationByHandle(
-            h.as_raw_handle(),
-            fs::FileBasicInfo,
-            (&raw const info).cast(),
-            size_of::<fs::FILE_BASIC_INFO>() as u32,
-        )
-    };
-    if ok == 0 {
-        return Err(last_error());
-    }
-    Ok(())
+    unsafe { set_info(h, fs::FileBasicInfo, &info) }
 }
 
 /// One `FILE_ID_BOTH_DIR_INFO` record of a batch, its fields read (little-endian, at
