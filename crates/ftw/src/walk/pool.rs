@@ -37,7 +37,7 @@
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -96,9 +96,13 @@ struct Shared<J> {
     /// Nanoseconds spent inside [`Scope::io`], all workers together.
     io_ns: AtomicU64,
     jobs: AtomicU64,
+    /// Workers asleep on `idle`, finding no job.
     sleepers: AtomicUsize,
     lock: Mutex<()>,
-    wake: Condvar,
+    /// Where workers without a job sleep: a push wakes one.
+    idle: Condvar,
+    /// Where the thread that called [`run`] waits between looks.
+    watcher: Condvar,
     /// Workers that have not exited.
     live: AtomicUsize,
     /// Workers to have once there is work for them (the starting count): the pool
@@ -128,9 +132,28 @@ impl<J> Shared<J> {
         self.stop.load(Ordering::Relaxed) || self.pending.load(Ordering::Acquire) == 0
     }
 
+    /// Wakes every sleeping worker and the watching thread.
     fn wake_all(&self) {
         let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        self.wake.notify_all();
+        self.idle.notify_all();
+        self.watcher.notify_all();
+    }
+
+    /// Wakes the watching thread (to start a worker, or to see that all have ended).
+    fn wake_watcher(&self) {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.watcher.notify_all();
+    }
+
+    /// Whether a job waits on any deque (a look without taking it).
+    fn has_queued(&self) -> bool {
+        !self.injector.is_empty()
+            || self
+                .stealers
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|s| !s.is_empty())
     }
 }
 
@@ -143,14 +166,27 @@ pub struct Scope<'a, J> {
 impl<J> Scope<'_, J> {
     /// Queues a job (on this worker's own deque, where others may steal it).
     pub fn push(&self, job: J) {
-        let pending = self.shared.pending.fetch_add(1, Ordering::AcqRel) + 1;
+        let shared = self.shared;
+        let pending = shared.pending.fetch_add(1, Ordering::AcqRel) + 1;
         self.local.push(job);
-        let live = self.shared.live.load(Ordering::Relaxed);
-        if live < self.shared.want.load(Ordering::Relaxed) && pending > live {
+        // Orders the push before the look at `sleepers`, as a worker going to sleep
+        // orders its count before its last look for jobs: either it sees this job or
+        // this sees it asleep (and wakes it under the lock, so not before it waits).
+        fence(Ordering::SeqCst);
+        let live = shared.live.load(Ordering::Relaxed);
+        if live < shared.want.load(Ordering::Relaxed) && pending > live {
             // Work for another starting worker: the watching thread spawns it.
-            self.shared.wake_all();
-        } else if self.shared.sleepers.load(Ordering::Relaxed) > 0 {
-            self.shared.wake.notify_one();
+            shared.wake_watcher();
+            return;
+        }
+        let sleepers = shared.sleepers.load(Ordering::Relaxed);
+        // A sleeper is woken only when the jobs not yet finished outnumber the workers
+        // awake (each running one): a job then waits with no one free to take it. Where
+        // the awake workers will soon take it themselves, a wake-up would cost two
+        // system calls for nothing.
+        if sleepers > 0 && pending > live.saturating_sub(sleepers) {
+            let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            shared.idle.notify_one();
         }
     }
 
@@ -240,7 +276,8 @@ where
         jobs: AtomicU64::new(0),
         sleepers: AtomicUsize::new(0),
         lock: Mutex::new(()),
-        wake: Condvar::new(),
+        idle: Condvar::new(),
+        watcher: Condvar::new(),
         live: AtomicUsize::new(0),
         want: AtomicUsize::new(opts.threads.max(1)),
     };
@@ -331,7 +368,10 @@ where
                 // after it waits, never between the check and the wait.
                 let starting = threads < start && shared.pending.load(Ordering::Acquire) > threads;
                 if !starting {
-                    let _ = shared.wake.wait_timeout(g, Duration::from_millis(10));
+                    // Looks every 10 ms while the pool may grow; once it cannot, only
+                    // the end of the workers (which wakes this thread) is waited for.
+                    let pause = if threads < max { LOOK } else { LONG_WAIT };
+                    let _ = shared.watcher.wait_timeout(g, pause);
                 }
             }
             if shared.live.load(Ordering::Acquire) == 0 {
@@ -394,6 +434,17 @@ where
     std::thread::Builder::new().spawn_scoped(s, f).map(drop)
 }
 
+/// How often the watching thread looks at the workers while the pool may grow.
+const LOOK: Duration = Duration::from_millis(10);
+
+/// The longest a thread sleeps when a wake-up is due to it anyway (a safety net; in
+/// tests, long enough that a lost wake-up shows as a test that hangs).
+const LONG_WAIT: Duration = if cfg!(test) {
+    Duration::from_secs(3600)
+} else {
+    Duration::from_millis(200)
+};
+
 /// The address space a worker is started with, at least, under a limit on it.
 const WORKER_ROOM: u64 = 24 << 20;
 
@@ -445,11 +496,14 @@ where
                     return;
                 }
                 let g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
-                shared.sleepers.fetch_add(1, Ordering::AcqRel);
-                if !shared.done() && shared.injector.is_empty() {
-                    let _ = shared.wake.wait_timeout(g, Duration::from_millis(1));
+                shared.sleepers.fetch_add(1, Ordering::Relaxed);
+                // See `Scope::push`: after counting itself asleep, a last look.
+                fence(Ordering::SeqCst);
+                if !shared.done() && !shared.has_queued() {
+                    // A push or the end wakes it; the timeout is only a safety net.
+                    let _ = shared.idle.wait_timeout(g, LONG_WAIT);
                 }
-                shared.sleepers.fetch_sub(1, Ordering::AcqRel);
+                shared.sleepers.fetch_sub(1, Ordering::Relaxed);
             }
         }
     }
@@ -503,6 +557,57 @@ mod tests {
             },
         );
         (stats, ran.into_inner())
+    }
+
+    #[test]
+    fn a_job_pushed_while_a_worker_sleeps_wakes_it() {
+        use std::sync::mpsc;
+        #[derive(Clone, Copy, PartialEq)]
+        enum Job {
+            Root,
+            /// Waits for a worker to sleep, pushes `Late` and waits for it to run.
+            Pusher,
+            Quick,
+            Late,
+        }
+        for _ in 0..20 {
+            let (tx, rx) = mpsc::channel::<()>();
+            let tx = Mutex::new(tx);
+            let rx = Mutex::new(rx);
+            let late_ran = AtomicBool::new(false);
+            run(
+                vec![Job::Root],
+                PoolOptions::fixed(2),
+                || (),
+                |_, job, scope| {
+                    match job {
+                        Job::Root => {
+                            scope.push(Job::Pusher);
+                            scope.push(Job::Quick);
+                        }
+                        Job::Pusher => {
+                            // The other worker runs `Quick`, then finds nothing and sleeps.
+                            let t = Instant::now();
+                            while scope.shared.sleepers.load(Ordering::Relaxed) == 0 {
+                                assert!(t.elapsed() < Duration::from_secs(20), "no sleeper");
+                                std::thread::yield_now();
+                            }
+                            scope.push(Job::Late);
+                            // This worker is busy until `Late` has run: only the sleeper
+                            // can take it, once it is woken.
+                            let got = rx.lock().unwrap().recv_timeout(Duration::from_secs(20));
+                            assert!(got.is_ok(), "the sleeping worker was not woken");
+                        }
+                        Job::Quick => {}
+                        Job::Late => {
+                            late_ran.store(true, Ordering::Relaxed);
+                            tx.lock().unwrap().send(()).unwrap();
+                        }
+                    }
+                },
+            );
+            assert!(late_ran.into_inner());
+        }
     }
 
     #[test]
