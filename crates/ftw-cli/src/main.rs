@@ -70,7 +70,31 @@ pub fn command() -> clap::Command {
         .mut_subcommand("du", |c| c.after_help(du::EXAMPLES))
 }
 
+/// Below this limit on the main thread's stack (`ulimit -s`), ftw runs on a thread of
+/// its own: parsing the command line alone takes more than 16 KiB.
+const SMALL_MAIN_STACK: u64 = 1 << 20;
+
+/// The stack of that thread: the usual main thread's.
+const STACK: usize = 8 << 20;
+
 fn main() -> ExitCode {
+    if ftw::sys::main_stack_limit().is_some_and(|limit| limit < SMALL_MAIN_STACK) {
+        // A resource limit is no reason to stop: a thread's stack is not bound by it.
+        // Where no thread can be started (`ulimit -u`), the main thread goes on as it is.
+        let started = std::thread::Builder::new()
+            .name("main".into())
+            .stack_size(STACK)
+            .spawn(ftw_main);
+        if let Ok(thread) = started {
+            return thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
+    }
+    ftw_main()
+}
+
+fn ftw_main() -> ExitCode {
     let mut command = command();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // find's spellings ('-maxdepth 1', '-name x') before clap, which would take some of

@@ -246,6 +246,53 @@ fn follow_links_on_twenty_thousand_levels_under_ulimit_s_256() {
     remove_chain(tmp.path(), "d");
 }
 
+#[test]
+fn every_command_works_on_a_main_stack_of_16_kib() {
+    // Parsing the command line alone takes more than 16 KiB of stack: ftw moves to a
+    // thread of its own (`ls` itself crashes under this limit).
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    std::fs::create_dir(&root).unwrap();
+    odd_tree(&root);
+    let under = |args: &str| {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("ulimit -s 16 && exec \"$0\" {args}"))
+            .arg(ftw_bin())
+            .arg(&root)
+            // The environment is on that stack too: cargo's would fill it.
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin");
+        run(&mut cmd)
+    };
+    let r = under("--version");
+    assert_eq!(r.code, 0, "ftw --version: {}", r.stderr);
+    let plain: &[&str] = &["-H"];
+    for (args, opts) in [
+        ("find -0 \"$1\"", plain),
+        ("find -0 -j1 \"$1\"", plain),
+        ("find -0 --sort \"$1\"", plain),
+        ("find -0 -L \"$1\"", &["-L"]),
+    ] {
+        let (theirs, fr) = gnu_find(&root, opts, &["-mindepth", "1"]);
+        let r = under(args);
+        let what = format!("ftw {args}, ulimit -s 16");
+        assert_same(&what, &records(&r.stdout), &theirs);
+        assert_eq!(
+            error_count(&r.stderr),
+            error_count(&fr.stderr),
+            "{what}: {}",
+            r.stderr
+        );
+    }
+    let free = ftw(&[OsStr::new("du"), OsStr::new("-s"), root.as_os_str()]);
+    let r = under("du -s \"$1\"");
+    assert_eq!((r.code, &r.stdout), (0, &free.stdout), "du: {}", r.stderr);
+    let r = under("rm \"$1\"");
+    assert_eq!(r.code, 0, "ftw rm: {}", r.stderr);
+    assert!(!root.exists(), "the tree is gone");
+}
+
 /// The error lines of a run, the warnings apart: (errors, warnings).
 fn errors_and_warnings(stderr: &str) -> (Vec<&str>, Vec<&str>) {
     stderr

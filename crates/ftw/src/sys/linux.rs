@@ -341,6 +341,18 @@ pub fn fd_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
 
+/// The soft limit on the main thread's stack (`ulimit -s`, `RLIMIT_STACK`) in bytes;
+/// `None` when there is none. Other threads get the stack their creator asks for.
+///
+/// ```
+/// if ftw::sys::main_stack_limit().is_some_and(|limit| limit < 1 << 20) {
+///     println!("a small main stack: deep work belongs on a thread of its own");
+/// }
+/// ```
+pub fn main_stack_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Stack).current
+}
+
 /// How many bytes the arguments and environment of a new program may take (Linux's
 /// rule: a quarter of the stack limit, at least 128 KiB, at most 6 MiB).
 pub fn arg_max() -> usize {

@@ -1716,6 +1716,12 @@ pub fn fd_limit() -> Option<u64> {
     None
 }
 
+/// The limit on the main thread's stack: none to read (its size is fixed in the
+/// program's header).
+pub fn main_stack_limit() -> Option<u64> {
+    None
+}
+
 /// The address space this process may still map under a limit: no such limit here.
 pub fn address_space_room() -> Option<u64> {
     None
