@@ -1,22 +1,7 @@
 //! Ignore files with git's semantics, compiled once per directory as the walk enters it
 //! and shared with everything below it.
 //!
-//! Which files count, highest precedence first, in each directory: `.ftwignore`,
-//! `.ignore`, and inside a git work tree `.gitignore`; a deeper directory's rules come
-//! before its parent's. Then, for a work tree, the `.gitignore` files of the
-//! directories between its top and the walk's root, `.git/info/exclude`, and git's
-//! global excludes file (`core.excludesFile`); last, files given by the caller
-//! ([`IgnoreOptions::ignore_file`]), relative to the roots. In a work tree nested in the
-//! walk (a directory holding `.git`), only its own git rules count, as git sees it: its
-//! `.gitignore` files and `.git/info/exclude`, not those of the tree around it
-//! (`.ignore` and `.ftwignore` files still do). A `.git` file (a submodule's, `gitdir:
-//! PATH`) makes a work tree's top too, its `info/exclude` read from PATH. Whether a
-//! directory holds an ignore file is read from its listing, so a directory without any
-//! costs nothing.
-//!
-//! An ignore file is compiled once per content (the same rules in many directories
-//! share one matcher, which takes paths relative to its file's directory); a file of
-//! simple rules is compiled into hash lookups (see `matcher`).
+//! See [`Ignore`] for which files count and how.
 
 use super::matcher::{Matcher, Subject, Verdict};
 use crate::sys::Dir;
@@ -82,7 +67,25 @@ pub struct IgnoreError {
     pub reason: String,
 }
 
-/// Ignore rules for walks: see the [module](self).
+/// Ignore rules for walks: ignore files with git's semantics, compiled once per
+/// directory as the walk enters it and shared with everything below it.
+///
+/// Which files count, highest precedence first, in each directory: `.ftwignore`,
+/// `.ignore`, and inside a git work tree `.gitignore`; a deeper directory's rules come
+/// before its parent's. Then, for a work tree, the `.gitignore` files of the
+/// directories between its top and the walk's root, `.git/info/exclude`, and git's
+/// global excludes file (`core.excludesFile`); last, files given by the caller
+/// ([`IgnoreOptions::ignore_file`]), relative to the roots. In a work tree nested in the
+/// walk (a directory holding `.git`), only its own git rules count, as git sees it: its
+/// `.gitignore` files and `.git/info/exclude`, not those of the tree around it
+/// (`.ignore` and `.ftwignore` files still do). A `.git` file (a submodule's, `gitdir:
+/// PATH`) makes a work tree's top too, its `info/exclude` read from PATH. Whether a
+/// directory holds an ignore file is read from its listing, so a directory without any
+/// costs nothing.
+///
+/// An ignore file is compiled once per content (the same rules in many directories
+/// share one matcher, which takes paths relative to its file's directory); a file of
+/// simple rules is compiled into hash lookups.
 ///
 /// ```
 /// use ftw::filter::{Ignore, IgnoreOptions};
