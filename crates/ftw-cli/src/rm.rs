@@ -82,8 +82,10 @@ pub struct RmArgs {
     no_preserve_root: bool,
 
     /// Where a directory inside a tree is read-only (mode 0555, such as Go's module
-    /// cache), add owner write and search permission to it so that it can be emptied.
-    /// Never changes anything outside the trees, nor follows links.
+    /// cache), add owner write and search permission to it so that it can be emptied;
+    /// one that cannot be read (mode 0000 or 0300) gets owner read, write and search
+    /// before it is read (one stat more per directory). Only your own directories can
+    /// be changed. Never changes anything outside the trees, nor follows links.
     #[arg(long = "chmod")]
     chmod: bool,
 
@@ -275,7 +277,9 @@ pub fn run(args: RmArgs) -> ExitCode {
         }
     }
     if cli.read_only.load(Ordering::Relaxed) && !args.chmod {
-        warn("--chmod adds write permission to the read-only directories inside the trees");
+        warn(
+            "--chmod gives the read-only and unreadable directories inside the trees the permissions removal takes",
+        );
     }
     if cli.failed.load(Ordering::Relaxed) {
         ExitCode::from(1)

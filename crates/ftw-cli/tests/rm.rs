@@ -393,24 +393,45 @@ fn one_file_system_leaves_a_mount_point_and_its_ancestors() {
 
 #[test]
 fn a_read_only_tree_fails_naming_the_directory_unless_chmod() {
+    use std::os::unix::fs::PermissionsExt;
     let place = Unprivileged::new("ftw-rm-ro");
     let (root, bin) = (&place.root, &place.bin);
     let ro = root.join("mod/pkg@v1");
     std::fs::create_dir_all(ro.join("sub")).unwrap();
     std::fs::write(ro.join("sub/file.go"), b"package x").unwrap();
     std::fs::write(ro.join("go.mod"), b"module x").unwrap();
+    // Directories that cannot be read at all (0000, below one that cannot either) or
+    // only searched and written (0300), and a link to a directory outside whose mode
+    // must stay as it is.
+    let locked = root.join("mod/locked");
+    std::fs::create_dir_all(locked.join("inner/deeper")).unwrap();
+    std::fs::write(locked.join("inner/deeper/f"), b"f").unwrap();
+    std::fs::write(locked.join("g"), b"g").unwrap();
+    let wx = root.join("mod/wx");
+    std::fs::create_dir_all(wx.join("d")).unwrap();
+    std::fs::write(wx.join("d/h"), b"h").unwrap();
+    let outside = root.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("keep"), b"keep").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("mod/out-link")).unwrap();
+    std::os::unix::fs::symlink(&outside, locked.join("inner/out-link")).unwrap();
     if is_root() {
         // The tree is the unprivileged user's own, as Go's cache is its user's.
-        for entry in ["", "mod", "mod/pkg@v1", "mod/pkg@v1/sub"] {
-            std::os::unix::fs::chown(root.join(entry), Some(65534), Some(65534)).unwrap();
-        }
-        for f in ["mod/pkg@v1/sub/file.go", "mod/pkg@v1/go.mod"] {
-            std::os::unix::fs::chown(root.join(f), Some(65534), Some(65534)).unwrap();
-        }
+        let out = Command::new("chown")
+            .args(["-R", "-h", "65534:65534"])
+            .arg(root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "chown: {out:?}");
     }
     for d in [&ro.join("sub"), &ro] {
         set_mode(d, 0o555);
     }
+    set_mode(&outside, 0o500);
+    set_mode(&locked.join("inner"), 0o000);
+    set_mode(&locked, 0o000);
+    set_mode(&wx, 0o300);
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777;
     let top = root.join("mod");
     let mut c = as_user(bin);
     c.arg("rm").arg(&top);
@@ -422,14 +443,28 @@ fn a_read_only_tree_fails_naming_the_directory_unless_chmod() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     let named = format!("its directory {} is not writable", ro.join("sub").display());
     assert!(r.stderr.contains(&named), "{}", r.stderr);
+    for d in [&locked, &wx] {
+        let named = format!("{}: Permission denied", d.display());
+        assert!(r.stderr.contains(&named), "{named}: {}", r.stderr);
+    }
     assert!(r.stderr.contains("--chmod"), "{}", r.stderr);
     assert!(ro.join("sub/file.go").exists());
+
+    // A dry run changes no mode, even with --chmod.
+    let mut c = as_user(bin);
+    c.args(["rm", "-n", "--chmod"]).arg(&top);
+    let r = run(&mut c);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!((mode(&locked), mode(&wx), mode(&ro)), (0, 0o300, 0o555));
 
     let mut c = as_user(bin);
     c.args(["rm", "--chmod"]).arg(&top);
     let r = run(&mut c);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     assert!(!top.exists() && root.exists());
+    // Nothing outside changed: what the links led to, its mode, the tree's parent.
+    assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"keep");
+    assert_eq!(mode(&outside), 0o500);
 }
 
 #[test]

@@ -128,8 +128,11 @@ impl RemoveOptions {
 
     /// Where removing an entry is refused because its directory is not writable (a
     /// read-only tree, such as Go's module cache), add owner write and search permission
-    /// to that directory and try again. Only directories inside the tree are changed,
-    /// through their own handles (never a link, never the path's parent).
+    /// to that directory and try again; and give a directory that cannot be read (mode
+    /// 0000 or 0300) owner read, write and search before reading it, which costs one
+    /// `statx` per directory. Only directories inside the tree are changed (the path
+    /// itself included, never its parent), through their own handles, never through a
+    /// link. A dry run changes nothing.
     pub fn make_writable(mut self, yes: bool) -> Self {
         self.make_writable = yes;
         self
@@ -613,7 +616,16 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
             return;
         }
     }
-    let dir = match parent_dir.open_at(&c_name) {
+    let mut opened = parent_dir.open_at(&c_name);
+    if let Err(e) = &opened {
+        // The PATH itself is inside the tree: with --chmod, a PATH that cannot be read
+        // is given the permissions its removal takes (its parent is left as it is).
+        if refused_by_mode(e) && opts.make_writable && !opts.dry_run {
+            open_up(&parent_dir, &c_name);
+            opened = parent_dir.open_at(&c_name);
+        }
+    }
+    let dir = match opened {
         Ok(d) => d,
         Err(e) if e.kind() == ErrorKind::NotFound && opts.ignore_missing => return,
         Err(e) => return err(e),
@@ -859,6 +871,9 @@ impl Visitor for Remover<'_, '_> {
                     return Control::Skip;
                 }
             }
+            if opts.make_writable && !opts.dry_run {
+                open_up(d, name);
+            }
             return Control::Continue;
         }
         if opts.count_bytes {
@@ -921,6 +936,19 @@ impl Visitor for Remover<'_, '_> {
     }
 }
 
+/// With [`RemoveOptions::make_writable`]: gives the directory `name` of `parent`, about
+/// to be read, the owner permissions its removal takes (read, write and search) where
+/// it lacks them, so that a directory of mode 0000 or 0300 can be emptied too. One
+/// `statx` per directory; a failure changes nothing (the directory's read or removal
+/// then reports why).
+fn open_up(parent: &Dir, name: &CStr) {
+    if let Ok(m) = parent.stat_at(name, StatMask::MODE, false) {
+        if m.file_type() == FileType::Dir && m.mode & 0o700 != 0o700 {
+            let _ = parent.set_dir_permissions_at(name, m.mode | 0o700);
+        }
+    }
+}
+
 /// Whether `err` is `EACCES`: the directory's mode refused (which write permission
 /// may cure), not `EPERM` (an immutable or append-only file, a sticky directory), which
 /// Rust calls `PermissionDenied` as well.
@@ -946,7 +974,7 @@ fn read_only(err: io::Error, dir: &[u8]) -> io::Error {
 }
 
 /// Why an entry was not removed: its directory's mode refused it (`EACCES`; `--chmod`
-/// in the CLI, [`RemoveOptions::chmod`] here, adds the write permission). It is the
+/// in the CLI, [`RemoveOptions::make_writable`] here, adds the write permission). It is the
 /// inner error of the [`io::Error`] that reports the entry, so that a front end can
 /// show the directory's path its own way (escaped on a terminal, say):
 ///

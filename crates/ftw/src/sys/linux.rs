@@ -238,6 +238,23 @@ impl Dir {
     pub fn set_permissions(&self, mode: u32) -> io::Result<()> {
         rfs::fchmod(&self.fd, Mode::from_raw_mode(mode & 0o7777)).map_err(cvt)
     }
+
+    /// Sets the permission bits of the subdirectory `name`, which need not be readable
+    /// nor searchable (mode 0000): never through a symbolic link. The directory is
+    /// pinned by an `O_PATH|O_NOFOLLOW` handle, checked to be a directory, and changed
+    /// through that handle's `/proc/self/fd` link (`fchmod` refuses an `O_PATH` handle),
+    /// so a name swapped for a link meanwhile changes nothing else. Without `/proc`, it
+    /// fails (`NotFound`).
+    pub fn set_dir_permissions_at(&self, name: &CStr, mode: u32) -> io::Result<()> {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rfs::openat(&self.fd, name, flags, Mode::empty()).map_err(cvt)?;
+        let st = rfs::fstat(&fd).map_err(cvt)?;
+        if rfs::FileType::from_raw_mode(st.st_mode) != rfs::FileType::Directory {
+            return Err(io::Error::from(io::ErrorKind::NotADirectory));
+        }
+        let link = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
+        rfs::chmod(link, Mode::from_raw_mode(mode & 0o7777)).map_err(cvt)
+    }
 }
 
 impl AsFd for Dir {

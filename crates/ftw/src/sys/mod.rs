@@ -404,4 +404,31 @@ mod tests {
         );
         assert!(dir.open_beneath(c"link/b", true).is_ok());
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn set_dir_permissions_at_changes_an_unreadable_directory_never_through_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let mode = |name: &str| {
+            let m = std::fs::symlink_metadata(tmp.path().join(name)).unwrap();
+            m.permissions().mode() & 0o7777
+        };
+        std::fs::create_dir(tmp.path().join("d")).unwrap();
+        std::fs::create_dir(tmp.path().join("target")).unwrap();
+        std::fs::write(tmp.path().join("f"), b"x").unwrap();
+        std::os::unix::fs::symlink("target", tmp.path().join("l")).unwrap();
+        let dir = Dir::open(tmp.path()).unwrap();
+        dir.set_dir_permissions_at(c"d", 0o000).unwrap();
+        assert_eq!(mode("d"), 0o000);
+        // From mode 0000 (no read, no search) back to one that can be read.
+        dir.set_dir_permissions_at(c"d", 0o700).unwrap();
+        assert_eq!(mode("d"), 0o700);
+        let before = mode("target");
+        assert!(dir.set_dir_permissions_at(c"l", 0o000).is_err());
+        assert_eq!(mode("target"), before, "a link is not followed");
+        let before = mode("f");
+        assert!(dir.set_dir_permissions_at(c"f", 0o000).is_err());
+        assert_eq!(mode("f"), before, "a file is not a directory");
+    }
 }

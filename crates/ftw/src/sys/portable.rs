@@ -271,6 +271,26 @@ impl Dir {
         };
         fs::set_permissions(&self.path, perms)
     }
+
+    /// Sets the permission bits of the subdirectory `name` (on Unix; elsewhere it is
+    /// not supported). A link there is not followed, though a name swapped for a link
+    /// between the check and the change is (this fallback works by path).
+    pub fn set_dir_permissions_at(&self, name: &CStr, mode: u32) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let path = self.path.join(name_path(name));
+            if !fs::symlink_metadata(&path)?.is_dir() {
+                return Err(io::Error::from(io::ErrorKind::NotADirectory));
+            }
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode & 0o7777))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = (name, mode);
+            Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
+    }
 }
 
 /// Metadata of the file at `path`; with `follow`, a symbolic link there is followed.

@@ -1688,6 +1688,13 @@ impl Dir {
         p.set_readonly(mode & 0o200 == 0);
         std::fs::set_permissions(&path, p)
     }
+
+    /// Unix permission bits of a subdirectory: nothing to set on Windows, where a
+    /// directory's attributes do not keep its entries (`Unsupported`).
+    pub fn set_dir_permissions_at(&self, name: &CStr, mode: u32) -> io::Result<()> {
+        let _ = (name, mode);
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
 }
 
 impl AsHandle for Dir {
