@@ -45,6 +45,25 @@ impl fmt::Display for PatternError {
 
 impl std::error::Error for PatternError {}
 
+/// What is wrong with the regular expression `pattern`, on one line: the parser's
+/// complaint and the character it points at (the regex crate's own message draws a
+/// caret under the pattern, over several lines).
+fn regex_reason(pattern: &str, e: &regex::Error) -> String {
+    let at = |kind: &dyn fmt::Display, span: &regex_syntax::ast::Span| {
+        format!("{kind} (at character {})", span.start.column)
+    };
+    match regex_syntax::Parser::new().parse(pattern) {
+        Err(regex_syntax::Error::Parse(p)) => at(p.kind(), p.span()),
+        Err(regex_syntax::Error::Translate(t)) => at(t.kind(), t.span()),
+        _ => one_line(&e.to_string()),
+    }
+}
+
+/// A message of several lines made one.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Any of several patterns, matched against an entry's name (or its whole path).
 ///
 /// ```
@@ -98,7 +117,7 @@ impl Patterns {
                     // written.
                     RegexBuilder::new(pattern)
                         .build()
-                        .map_err(|e| err(e.to_string()))?;
+                        .map_err(|e| err(regex_reason(pattern, &e)))?;
                     pattern.clone()
                 }
                 PatternKind::Fixed => regex::escape(pattern),
@@ -121,7 +140,7 @@ impl Patterns {
                     .map(|(_, p)| p.as_str())
                     .collect::<Vec<_>>()
                     .join(" "),
-                reason: e.to_string(),
+                reason: one_line(&e.to_string()),
             })?;
         Ok(Patterns { re, full_path })
     }
@@ -195,6 +214,29 @@ mod tests {
 
     fn one(kind: PatternKind, p: &str, case: Case) -> Patterns {
         Patterns::new(&[(kind, p.into())], case, false).unwrap()
+    }
+
+    #[test]
+    fn a_bad_pattern_is_told_on_one_line_with_the_place() {
+        let bad = |kind, p: &str| {
+            let e = Patterns::new(&[(kind, p.into())], Case::Smart, false)
+                .err()
+                .expect("a bad pattern");
+            assert_eq!(e.pattern, p);
+            e.to_string()
+        };
+        assert_eq!(
+            bad(PatternKind::Regex, "ab["),
+            "invalid pattern 'ab[': unclosed character class (at character 3)"
+        );
+        assert_eq!(
+            bad(PatternKind::Regex, "x\\p{Nope}"),
+            "invalid pattern 'x\\p{Nope}': Unicode property not found (at character 2)"
+        );
+        for (kind, p) in [(PatternKind::Regex, "a{2,1}"), (PatternKind::Glob, "[")] {
+            let e = bad(kind, p);
+            assert!(!e.contains('\n'), "{e}");
+        }
     }
 
     #[test]
