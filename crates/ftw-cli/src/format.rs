@@ -1,7 +1,6 @@
 //! `ftw find --format TEMPLATE` (a small `find -printf`) and `-l` (a line like `ls -l`):
 //! each entry written by a template, with only the metadata the template asks for.
 
-use crate::meta::metadata;
 use crate::term::Names as Shown;
 use ftw::sys::{FileType, Metadata, StatMask};
 use ftw::walk::Entry;
@@ -173,7 +172,7 @@ impl Format {
     /// template shows cannot be had: no made-up zeros in its place.
     pub fn write(&self, e: &Entry<'_>, out: &mut Vec<u8>, names: &Shown) -> std::io::Result<()> {
         let m = match self.mask {
-            Some(mask) => metadata(e, mask)?,
+            Some(mask) => e.metadata(mask)?,
             None => Metadata::default(),
         };
         let mut first = true;

@@ -8,7 +8,6 @@ mod find;
 mod format;
 mod generate;
 mod hints;
-mod meta;
 mod msg;
 mod os;
 mod output;

@@ -386,7 +386,7 @@ impl Colors {
                 } else {
                     StatMask::MODE
                 };
-                if let Ok(m) = crate::meta::metadata(e, mask) {
+                if let Ok(m) = e.metadata(mask) {
                     if self.setuid.is_some() && m.mode & 0o4000 != 0 {
                         return self.setuid.as_deref();
                     }
@@ -403,7 +403,7 @@ impl Colors {
                 self.by_suffix(e.name())
             }
             FileType::Dir if self.dir_mode => {
-                if let Ok(m) = crate::meta::metadata(e, StatMask::MODE) {
+                if let Ok(m) = e.metadata(StatMask::MODE) {
                     if self.sticky_other_writable.is_some() && m.mode & 0o1002 == 0o1002 {
                         return self.sticky_other_writable.as_deref();
                     }
@@ -417,7 +417,7 @@ impl Colors {
                 self.dir.as_deref()
             }
             FileType::Symlink if self.orphans => {
-                if crate::meta::target_exists(e) {
+                if target_exists(e) {
                     self.link.as_deref()
                 } else {
                     self.orphan.as_deref()
@@ -466,6 +466,14 @@ pub fn shell_word(word: &str) -> String {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Whether a link not followed leads somewhere (what `LS_COLORS`'s `or` asks).
+fn target_exists(e: &Entry<'_>) -> bool {
+    match (e.dir(), e.c_name()) {
+        (Some(dir), Some(name)) => dir.stat_at(name, StatMask::TYPE, true).is_ok(),
+        _ => ftw::sys::stat_path(&e.path(), StatMask::TYPE, true).is_ok(),
     }
 }
 

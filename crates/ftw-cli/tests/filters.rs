@@ -442,6 +442,71 @@ fn format_writes_what_find_printf_writes() {
 }
 
 #[test]
+fn a_root_given_as_a_link_is_shown_and_filtered_as_find_dash_h_takes_it() {
+    // A link given as a root leads to what it names (find -H), unless it dangles: the
+    // size filter and --format agree on it, with every thread count.
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::write(t.join("big"), vec![0u8; 5000]).unwrap();
+    std::fs::create_dir(t.join("dir")).unwrap();
+    std::os::unix::fs::symlink("big", t.join("to-file")).unwrap();
+    std::os::unix::fs::symlink("dir", t.join("to-dir")).unwrap();
+    std::os::unix::fs::symlink("nowhere", t.join("dangling")).unwrap();
+    let roots: Vec<_> = ["to-file", "to-dir", "dangling"]
+        .iter()
+        .map(|n| t.join(n))
+        .collect();
+    for (ours, theirs) in [
+        (
+            vec!["--format", "%p %y %s\\n"],
+            vec!["-printf", "%p %y %s\\n"],
+        ),
+        // -S selects regular files only.
+        (
+            vec!["-S", "+1k"],
+            vec!["-type", "f", "-size", "+1k", "-print0"],
+        ),
+        (
+            vec!["-S", "-9k"],
+            vec!["-type", "f", "-size", "-9k", "-print0"],
+        ),
+        (vec!["-t", "l"], vec!["-type", "l", "-print0"]),
+    ] {
+        let mut f = Command::new("find");
+        f.arg("-H")
+            .args(&roots)
+            .args(["-maxdepth", "0"])
+            .args(&theirs);
+        let want = run(&mut f);
+        assert_eq!(want.code, 0, "{}", want.stderr);
+        for j in ["1", "0"] {
+            let mut c = Command::new(ftw_bin());
+            c.args(["find", "-0", "--min-depth", "0", "-d", "0", "-j", j])
+                .args(&ours)
+                .args(&roots);
+            let r = run(&mut c);
+            assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{ours:?}");
+            let (mut a, mut b) = (records(&r.stdout), records(&want.stdout));
+            if ours[0] == "--format" {
+                (a, b) = (lines(&r.stdout), lines(&want.stdout));
+            }
+            assert_same(&format!("ftw find {ours:?} -j {j}"), &a, &b);
+        }
+    }
+}
+
+/// Sorted lines.
+fn lines(out: &[u8]) -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = out
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
 fn long_lines_of_devices_show_their_numbers_as_ls_does() {
     use std::os::unix::fs::FileTypeExt;
     let devices: Vec<&str> = ["/dev/null", "/dev/zero", "/dev/loop0"]

@@ -43,7 +43,7 @@ pub use ignores::{Ignore, IgnoreError, IgnoreOptions, Rules};
 pub use pattern::{Case, PatternError, PatternKind, Patterns};
 pub use spec::{SizeLimit, Time, parse_time};
 
-use crate::sys::{self, FileType, Metadata, StatMask};
+use crate::sys::{self, FileType, StatMask};
 use crate::walk::Entry;
 use std::io;
 
@@ -265,7 +265,7 @@ impl Filter {
         if t == FileType::Dir && mask == StatMask::SIZE && self.types.empty {
             return dir_is_empty(e, scratch);
         }
-        let m = metadata(e, mask, scratch)?;
+        let m = e.metadata(mask)?;
         if !self.sizes.iter().all(|s| s.admits(m.size)) {
             return Ok(false);
         }
@@ -299,18 +299,6 @@ impl Filter {
             name.len() > ext.len() && name[name.len() - ext.len()..].eq_ignore_ascii_case(ext)
         })
     }
-}
-
-/// The entry's metadata (a followed link's target's), relative to its directory's handle
-/// where the walk gives one, else by path.
-fn metadata(e: &Entry<'_>, mask: StatMask, scratch: &mut Vec<u8>) -> io::Result<Metadata> {
-    let follow = e.path_is_symlink() && e.file_type() != FileType::Symlink;
-    if let (Some(dir), Some(name)) = (e.dir(), e.c_name()) {
-        return dir.stat_at(name, mask, follow);
-    }
-    scratch.clear();
-    e.write_path(scratch);
-    sys::stat_path(&crate::walk::bytes_to_path(scratch.clone()), mask, follow)
 }
 
 /// Whether the directory `e` has no entries.

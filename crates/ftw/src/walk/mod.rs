@@ -61,7 +61,7 @@ pub use event::{DirEvent, Visitor};
 pub use parallel::{ParallelVisitor, ParallelWalk};
 pub use serial::Walk;
 
-use crate::sys::{Dir, FileType};
+use crate::sys::{Dir, FileType, Metadata, StatMask};
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -562,6 +562,47 @@ impl<'a> Entry<'a> {
     /// The entry's full path, allocated.
     pub fn path(&self) -> PathBuf {
         join(self.parent, self.name)
+    }
+
+    /// The entry's metadata, with at least the fields of `mask`. For a followed link,
+    /// its target's; for a root, what the walk took it for (the target of a link given
+    /// as the root, unless it dangles). Answered by the listing where that told every
+    /// field asked for (Windows: no call), else by one `statx` relative to the
+    /// directory's handle where the walk kept it ([`WalkBuilder::keep_handles`]), else
+    /// by path.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use ftw::sys::StatMask;
+    /// use ftw::walk::{Control, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("f"), b"12345")?;
+    /// let mut sizes = Vec::new();
+    /// WalkBuilder::new(dir.path())
+    ///     .min_depth(1)
+    ///     .keep_handles(true)
+    ///     .build()
+    ///     .visit(|item| {
+    ///         let e = item.unwrap();
+    ///         sizes.push((e.name().to_vec(), e.metadata(StatMask::SIZE).unwrap().size));
+    ///         Control::Continue
+    ///     });
+    /// assert_eq!(sizes, [(b"f".to_vec(), 5)]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn metadata(&self, mask: StatMask) -> std::io::Result<Metadata> {
+        let follow = (self.followed_link || self.depth == 0) && self.file_type != FileType::Symlink;
+        if !follow && crate::sys::listing_answers(mask) {
+            if let Some(m) = self.listed_metadata() {
+                return Ok(m);
+            }
+        }
+        match (self.dir(), self.c_name()) {
+            (Some(dir), Some(name)) => dir.stat_at(name, mask, follow),
+            _ => crate::sys::stat_path(&self.path(), mask, follow),
+        }
     }
 
     /// An owned copy of the entry.
