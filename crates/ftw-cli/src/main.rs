@@ -79,15 +79,30 @@ const STACK: usize = 8 << 20;
 fn main() -> ExitCode {
     if ftw::sys::main_stack_limit().is_some_and(|limit| limit < SMALL_MAIN_STACK) {
         // A resource limit is no reason to stop: a thread's stack is not bound by it.
-        // Where no thread can be started (`ulimit -u`), the main thread goes on as it is.
         let started = std::thread::Builder::new()
             .name("main".into())
             .stack_size(STACK)
             .spawn(ftw_main);
-        if let Ok(thread) = started {
-            return thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match started {
+            Ok(thread) => {
+                return thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
+            Err(e) => {
+                // No thread can be started (`ulimit -u`): the main thread goes on, its
+                // stack allowed to grow as far as the hard limit lets it (a soft limit
+                // of 16 KiB would end it in parsing the command line).
+                let now = ftw::sys::raise_main_stack_limit(STACK as u64);
+                if let Some(limit) = now.filter(|&l| l < SMALL_MAIN_STACK) {
+                    msg::warn(&format!(
+                        "cannot start a thread: {}: running on a main stack of {} KiB \
+                         (ulimit -s), which may be too small",
+                        ftw::walk::describe(&e),
+                        limit >> 10
+                    ));
+                }
+            }
         }
     }
     ftw_main()

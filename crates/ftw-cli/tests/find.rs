@@ -293,6 +293,46 @@ fn every_command_works_on_a_main_stack_of_16_kib() {
     assert!(!root.exists(), "the tree is gone");
 }
 
+#[test]
+fn a_main_stack_of_16_kib_with_no_thread_to_spare_is_raised_to_the_hard_limit() {
+    // Under `ulimit -u 1` no thread can be started (the limit binds nobody, not root):
+    // ftw stays on the main thread, whose soft limit of 16 KiB it raises (the hard one
+    // allows it) rather than overflow it while parsing the command line.
+    if !is_root() {
+        println!("skipped: not root");
+        return;
+    }
+    let u = Unprivileged::new("ftw-stack");
+    odd_tree(&u.root);
+    let under = |args: &str| {
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(format!(
+                "ulimit -u 1 && exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+                 -- prlimit --stack=16384: -- \"$0\" {args}"
+            ))
+            .arg(&u.bin)
+            .arg(&u.root)
+            // The environment is on that stack too: cargo's would fill it.
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin");
+        run_within(&mut cmd, std::time::Duration::from_secs(60))
+    };
+    let r = under("--version");
+    if Unprivileged::cannot_switch(&r) || r.stderr.contains("prlimit:") {
+        println!("skipped: cannot run as nobody under prlimit: {}", r.stderr);
+        return;
+    }
+    assert_eq!(r.code, 0, "ftw --version: {}", r.stderr);
+    let (theirs, _) = gnu_find(&u.root, &["-H"], &["-mindepth", "1"]);
+    for args in ["find -0 \"$1\"", "find -0 --sort \"$1\""] {
+        let r = under(args);
+        let what = format!("ftw {args}, ulimit -Ss 16 -u 1");
+        assert_eq!(r.code, 0, "{what}: {}", r.stderr);
+        assert_same(&what, &records(&r.stdout), &theirs);
+    }
+}
+
 /// The error lines of a run, the warnings apart: (errors, warnings).
 fn errors_and_warnings(stderr: &str) -> (Vec<&str>, Vec<&str>) {
     stderr

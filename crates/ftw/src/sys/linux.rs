@@ -370,6 +370,29 @@ pub fn main_stack_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Stack).current
 }
 
+/// Raises the soft limit on the main thread's stack (`RLIMIT_STACK`) to `to` bytes, or
+/// to the hard limit where that is lower, and returns the soft limit then in force
+/// (`None`: no limit). The main thread's stack grows up to the limit in force when it
+/// grows, not when the program started. Never lowers it. Programs started afterwards
+/// inherit it.
+pub fn raise_main_stack_limit(to: u64) -> Option<u64> {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Stack);
+    let current = limit.current?;
+    let want = limit.maximum.map_or(to, |hard| hard.min(to));
+    if want <= current {
+        return Some(current);
+    }
+    let raised = rustix::process::Rlimit {
+        current: Some(want),
+        maximum: limit.maximum,
+    };
+    match setrlimit(Resource::Stack, raised) {
+        Ok(()) => Some(want),
+        Err(_) => Some(current),
+    }
+}
+
 /// How many bytes the arguments and environment of a new program may take (Linux's
 /// rule: a quarter of the stack limit, at least 128 KiB, at most 6 MiB).
 pub fn arg_max() -> usize {

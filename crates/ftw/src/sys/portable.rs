@@ -313,6 +313,11 @@ pub fn main_stack_limit() -> Option<u64> {
     None
 }
 
+/// The limit on the main thread's stack cannot be changed here: none is known.
+pub fn raise_main_stack_limit(_to: u64) -> Option<u64> {
+    None
+}
+
 /// The address space this process may still map under a limit: no such limit here.
 pub fn address_space_room() -> Option<u64> {
     None

@@ -1729,6 +1729,11 @@ pub fn main_stack_limit() -> Option<u64> {
     None
 }
 
+/// The main thread's stack is fixed in the program's header: no limit to raise.
+pub fn raise_main_stack_limit(_to: u64) -> Option<u64> {
+    None
+}
+
 /// The address space this process may still map under a limit: no such limit here.
 pub fn address_space_room() -> Option<u64> {
     None
