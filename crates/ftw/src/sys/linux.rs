@@ -375,6 +375,13 @@ pub fn main_stack_limit() -> Option<u64> {
 /// (`None`: no limit). The main thread's stack grows up to the limit in force when it
 /// grows, not when the program started. Never lowers it. Programs started afterwards
 /// inherit it.
+///
+/// ```
+/// // Where the main thread must go on under a small `ulimit -s`:
+/// if let Some(limit) = ftw::sys::raise_main_stack_limit(8 << 20) {
+///     assert!(limit >= 8 << 20 || ftw::sys::main_stack_limit() == Some(limit));
+/// }
+/// ```
 pub fn raise_main_stack_limit(to: u64) -> Option<u64> {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Stack);
