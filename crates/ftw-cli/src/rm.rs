@@ -84,7 +84,7 @@ pub struct RmArgs {
     /// Where a directory inside a tree is read-only (mode 0555, such as Go's module
     /// cache), add owner write and search permission to it so that it can be emptied;
     /// one that cannot be read (mode 0000 or 0300) gets owner read, write and search
-    /// before it is read (one stat more per directory). Only your own directories can
+    /// before it is read (one access check more per directory). Only your own directories can
     /// be changed. Never changes anything outside the trees, nor follows links.
     #[arg(long = "chmod")]
     chmod: bool,

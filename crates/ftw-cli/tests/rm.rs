@@ -467,6 +467,114 @@ fn a_read_only_tree_fails_naming_the_directory_unless_chmod() {
     assert_eq!(mode(&outside), 0o500);
 }
 
+/// Directories `w/dN/x/y` (N from 1 to `n`) that their owner can neither read nor (but
+/// for `x`) search: `dN` and `y` mode 0000, `x` 0300, a file in each `y`.
+fn unreadable_tree(w: &Path, n: usize) {
+    for i in 1..=n {
+        let d = w.join(format!("d{i}"));
+        std::fs::create_dir_all(d.join("x/y")).unwrap();
+        std::fs::write(d.join("x/y/f"), b"f").unwrap();
+        set_mode(&d.join("x/y"), 0o000);
+        set_mode(&d.join("x"), 0o300);
+        set_mode(&d, 0o000);
+    }
+}
+
+#[test]
+fn chmod_says_why_it_could_not_change_a_mode() {
+    // Changing a directory that cannot be read takes one descriptor more (an O_PATH
+    // handle) and /proc: without them, the reason is told, not the refusal it leads to.
+    // Run as nobody where the tests run as root, whom modes do not stop (root's removal
+    // changes no mode, so it needs neither).
+    let place = Unprivileged::new("ftw-rm-chmod");
+    let w = place.root.join("w");
+    unreadable_tree(&w, 10);
+    let own = |p: &Path| {
+        if is_root() {
+            let out = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(p)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "chown: {out:?}");
+        }
+    };
+    own(&place.root);
+    // `sh -c SCRIPT BIN W` as the test's user (setpriv first where the tests are root).
+    let shell = |script: &str, prefix: &[&str]| {
+        let mut c = Command::new(prefix.first().copied().unwrap_or("sh"));
+        c.args(prefix.iter().skip(1));
+        if !prefix.is_empty() {
+            c.arg("sh");
+        }
+        c.arg("-c").arg(script).arg(&place.bin).arg(&w);
+        c
+    };
+    let nobody: &[&str] = if is_root() {
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+        ]
+    } else {
+        &[]
+    };
+    let r = run(&mut shell(
+        "ulimit -n 6 && exec \"$0\" rm -j1 --chmod \"$1\"",
+        nobody,
+    ));
+    if Unprivileged::cannot_switch(&r) {
+        eprintln!("skipped: cannot run as an unprivileged user: {}", r.stderr);
+        return;
+    }
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!r.stderr.is_empty());
+    for l in r.stderr.lines() {
+        assert!(
+            l.contains("(--chmod): Too many open files"),
+            "ulimit -n 6: {}",
+            r.stderr
+        );
+    }
+    let r = run(&mut shell(
+        "ulimit -n 16 && exec \"$0\" rm --chmod \"$1\"",
+        nobody,
+    ));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "ulimit -n 16");
+    assert!(!w.exists());
+
+    // In a mount namespace of its own, without /proc (which takes root to make).
+    unreadable_tree(&w, 2);
+    own(&place.root);
+    let script = "umount -l /proc || exit 97
+        setpriv --reuid=65534 --regid=65534 --clear-groups -- \"$0\" rm --chmod \"$1\"
+        echo \"rc=$?\"";
+    let r = run(&mut shell(
+        script,
+        &["unshare", "--mount", "--propagation", "private"],
+    ));
+    if r.code == 97 || r.stderr.contains("unshare:") || r.stderr.contains("setpriv:") {
+        eprintln!(
+            "skipped the part without /proc: cannot unmount it in a private mount namespace here: {}",
+            r.stderr.trim()
+        );
+        let mut c = as_user(&place.bin);
+        c.args(["rm", "--chmod"]).arg(&w);
+        let r = run(&mut c);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+        return;
+    }
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "rc=1\n", "{}", r.stderr);
+    assert!(
+        r.stderr.contains("(--chmod): /proc is not mounted"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("Permission denied"), "{}", r.stderr);
+}
+
 #[test]
 fn no_progress_line_when_stderr_is_not_a_terminal() {
     let tmp = tempfile::tempdir().unwrap();

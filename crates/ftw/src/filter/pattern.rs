@@ -219,9 +219,9 @@ mod tests {
     #[test]
     fn a_bad_pattern_is_told_on_one_line_with_the_place() {
         let bad = |kind, p: &str| {
-            let e = Patterns::new(&[(kind, p.into())], Case::Smart, false)
-                .err()
-                .expect("a bad pattern");
+            let Err(e) = Patterns::new(&[(kind, p.into())], Case::Smart, false) else {
+                panic!("{p}: a bad pattern");
+            };
             assert_eq!(e.pattern, p);
             e.to_string()
         };

@@ -130,7 +130,7 @@ impl RemoveOptions {
     /// read-only tree, such as Go's module cache), add owner write and search permission
     /// to that directory and try again; and give a directory that cannot be read (mode
     /// 0000 or 0300) owner read, write and search before reading it, which costs one
-    /// `statx` per directory. Only directories inside the tree are changed (the path
+    /// `faccessat2` per directory. Only directories inside the tree are changed (the path
     /// itself included, never its parent), through their own handles, never through a
     /// link. A dry run changes nothing.
     pub fn make_writable(mut self, yes: bool) -> Self {
@@ -621,7 +621,9 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
         // The PATH itself is inside the tree: with --chmod, a PATH that cannot be read
         // is given the permissions its removal takes (its parent is left as it is).
         if refused_by_mode(e) && opts.make_writable && !opts.dry_run {
-            open_up(&parent_dir, &c_name);
+            if let Err(e) = open_up(&parent_dir, &c_name) {
+                return err(e);
+            }
             opened = parent_dir.open_at(&c_name);
         }
     }
@@ -872,7 +874,10 @@ impl Visitor for Remover<'_, '_> {
                 }
             }
             if opts.make_writable && !opts.dry_run {
-                open_up(d, name);
+                if let Err(err) = open_up(d, name) {
+                    self.fail(dir, Error::io(e.path(), e.depth(), err));
+                    return Control::Skip;
+                }
             }
             return Control::Continue;
         }
@@ -938,14 +943,37 @@ impl Visitor for Remover<'_, '_> {
 
 /// With [`RemoveOptions::make_writable`]: gives the directory `name` of `parent`, about
 /// to be read, the owner permissions its removal takes (read, write and search) where
-/// it lacks them, so that a directory of mode 0000 or 0300 can be emptied too. One
-/// `statx` per directory; a failure changes nothing (the directory's read or removal
-/// then reports why).
-fn open_up(parent: &Dir, name: &CStr) {
-    if let Ok(m) = parent.stat_at(name, StatMask::MODE, false) {
-        if m.file_type() == FileType::Dir && m.mode & 0o700 != 0o700 {
-            let _ = parent.set_dir_permissions_at(name, m.mode | 0o700);
+/// this process lacks them, so that a directory of mode 0000 or 0300 can be emptied
+/// too. One `faccessat2` per directory (root, whom modes do not stop, changes nothing).
+/// Where the change is refused (another user's directory) or the entry changed
+/// meanwhile, the walk's own open of the directory tells what it finds; any other
+/// failure (no descriptor left, no `/proc`) is returned, to be reported in place of the
+/// refusal it leads to.
+fn open_up(parent: &Dir, name: &CStr) -> io::Result<()> {
+    if parent.may_change_at(name).unwrap_or(true) {
+        return Ok(());
+    }
+    let Ok(m) = parent.stat_at(name, StatMask::MODE, false) else {
+        return Ok(());
+    };
+    // With owner read, write and search already, no mode of its owner's would help.
+    if m.file_type() != FileType::Dir || m.mode & 0o700 == 0o700 {
+        return Ok(());
+    }
+    match parent.set_dir_permissions_at(name, m.mode | 0o700) {
+        Err(e)
+            if !matches!(
+                e.kind(),
+                ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::NotADirectory
+            ) =>
+        {
+            let why = crate::walk::describe(&e);
+            Err(io::Error::new(
+                e.kind(),
+                format!("cannot give it owner read, write and search (--chmod): {why}"),
+            ))
         }
+        _ => Ok(()),
     }
 }
 

@@ -181,6 +181,19 @@ impl Dir {
         stat_impl(self.fd.as_fd(), name, flags, mask)
     }
 
+    /// Whether this process may read, write and search the entry `name` (a symbolic link
+    /// itself, never followed), by its effective ids and capabilities (`faccessat2` with
+    /// `AT_EACCESS`): what root may do without a change of mode, it may.
+    pub fn may_change_at(&self, name: &CStr) -> io::Result<bool> {
+        let all = rfs::Access::READ_OK | rfs::Access::WRITE_OK | rfs::Access::EXEC_OK;
+        let flags = AtFlags::EACCESS | AtFlags::SYMLINK_NOFOLLOW;
+        match rfs::accessat(&self.fd, name, all, flags) {
+            Ok(()) => Ok(true),
+            Err(rustix::io::Errno::ACCESS) => Ok(false),
+            Err(e) => Err(cvt(e)),
+        }
+    }
+
     /// Whether the entry `name` of this directory is the root of a mount (`statx`'s
     /// `STATX_ATTR_MOUNT_ROOT`, Linux 5.8 on; `false` where the kernel does not say): a
     /// bind mount of the same file system too, which its device does not tell.
@@ -244,7 +257,7 @@ impl Dir {
     /// pinned by an `O_PATH|O_NOFOLLOW` handle, checked to be a directory, and changed
     /// through that handle's `/proc/self/fd` link (`fchmod` refuses an `O_PATH` handle),
     /// so a name swapped for a link meanwhile changes nothing else. Without `/proc`, it
-    /// fails (`NotFound`).
+    /// fails (`Unsupported`, saying so).
     pub fn set_dir_permissions_at(&self, name: &CStr, mode: u32) -> io::Result<()> {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rfs::openat(&self.fd, name, flags, Mode::empty()).map_err(cvt)?;
@@ -253,7 +266,15 @@ impl Dir {
             return Err(io::Error::from(io::ErrorKind::NotADirectory));
         }
         let link = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd));
-        rfs::chmod(link, Mode::from_raw_mode(mode & 0o7777)).map_err(cvt)
+        match rfs::chmod(link, Mode::from_raw_mode(mode & 0o7777)) {
+            // The handle is open: only a missing /proc makes its link missing.
+            Err(rustix::io::Errno::NOENT) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "/proc is not mounted, and the mode of a directory that cannot be read \
+                 is changed through it",
+            )),
+            r => r.map_err(cvt),
+        }
     }
 }
 

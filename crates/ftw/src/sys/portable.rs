@@ -202,6 +202,22 @@ impl Dir {
         Ok(())
     }
 
+    /// Whether this process may read, write and search the entry `name`: where the
+    /// system does not say, whether its owner may (on Unix; elsewhere, yes).
+    pub fn may_change_at(&self, name: &CStr) -> io::Result<bool> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let m = fs::symlink_metadata(self.path.join(name_path(name)))?;
+            Ok(m.permissions().mode() & 0o700 == 0o700)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = name;
+            Ok(true)
+        }
+    }
+
     /// Whether the entry `name` is the root of a mount: not told here (`false`); the
     /// device of its metadata tells another file system.
     pub fn is_mount_root_at(&self, _name: &CStr) -> io::Result<bool> {

@@ -1499,6 +1499,12 @@ impl Dir {
         }
     }
 
+    /// Whether this process may read, write and search the entry `name`: Windows has no
+    /// Unix modes to change (yes).
+    pub fn may_change_at(&self, _name: &CStr) -> io::Result<bool> {
+        Ok(true)
+    }
+
     /// Whether the entry `name` is the root of a mount: not told here (`false`); the
     /// device of its metadata tells another file system.
     pub fn is_mount_root_at(&self, _name: &CStr) -> io::Result<bool> {
