@@ -467,6 +467,71 @@ fn a_read_only_tree_fails_naming_the_directory_unless_chmod() {
     assert_eq!(mode(&outside), 0o500);
 }
 
+/// Makes `cmd` run where `faccessat2` (439 on every architecture) fails with `errno`,
+/// as on Linux before 5.8 (`ENOSYS`) or under a seccomp profile that predates it
+/// (`EPERM`): a seccomp filter, installed in the child before it runs the program.
+#[cfg(target_os = "linux")]
+fn without_faccessat2(cmd: &mut Command, errno: u32) {
+    use std::os::unix::process::CommandExt;
+    let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    // BPF_LD|BPF_W|BPF_ABS of the syscall's number, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET|BPF_K.
+    let filter = [
+        op(0x20, 0, 0, 0),
+        op(0x15, 0, 1, 439),
+        op(0x06, 0, 0, libc::SECCOMP_RET_ERRNO | errno),
+        op(0x06, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: between fork and exec only prctl is called, which allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn chmod_opens_up_where_the_kernel_lacks_faccessat2() {
+    // Dir::may_change_at asks faccessat2; where it is missing (ENOSYS) or refused by a
+    // sandbox (EPERM), the owner's bits tell, as before: --chmod still opens up.
+    let place = Unprivileged::new("ftw-rm-chmod-nofaccessat2");
+    let w = place.root.join("w");
+    for errno in [libc::ENOSYS, libc::EPERM] {
+        unreadable_tree(&w, 2);
+        if is_root() {
+            let out = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(&place.root)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "chown: {out:?}");
+        }
+        let mut c = as_user(&place.bin);
+        c.args(["rm", "--chmod"]).arg(&w);
+        without_faccessat2(&mut c, errno as u32);
+        let r = run(&mut c);
+        if Unprivileged::cannot_switch(&r) {
+            eprintln!("skipped: cannot run as an unprivileged user: {}", r.stderr);
+            return;
+        }
+        assert_eq!(
+            (r.code, r.stderr.as_str()),
+            (0, ""),
+            "faccessat2: errno {errno}"
+        );
+        assert!(!w.exists());
+    }
+}
+
 /// Directories `w/dN/x/y` (N from 1 to `n`) that their owner can neither read nor (but
 /// for `x`) search: `dN` and `y` mode 0000, `x` 0300, a file in each `y`.
 fn unreadable_tree(w: &Path, n: usize) {
