@@ -532,6 +532,49 @@ fn chmod_opens_up_where_the_kernel_lacks_faccessat2() {
     }
 }
 
+#[test]
+fn chmod_on_a_read_only_file_system_says_so() {
+    // On a file system mounted read-only, faccessat2's W_OK answers EROFS before the
+    // mode is asked: an unreadable directory there is still one --chmod would change,
+    // and its failure to (EROFS) is told, not the 'Permission denied' it leads to, as
+    // on a read-only bind mount. A tmpfs mounted read-only in a mount namespace of its
+    // own (which takes root to make; skipped with a message elsewhere).
+    if !is_root() {
+        eprintln!("skipped: mounting a tmpfs takes root");
+        return;
+    }
+    let place = Unprivileged::new("ftw-rm-chmod-rofs");
+    let w = place.root.join("w");
+    std::fs::create_dir_all(w.join("ro")).unwrap();
+    let script = "mount -t tmpfs -o size=1m tmpfs \"$1/ro\" || exit 97
+        mkdir -p \"$1/ro/z/q\" && touch \"$1/ro/z/q/f\" && chown -R 65534:65534 \"$1\" &&
+        chmod 0000 \"$1/ro/z\" && mount -o remount,ro \"$1/ro\" || exit 98
+        setpriv --reuid=65534 --regid=65534 --clear-groups -- \"$0\" rm --chmod \"$1\"
+        echo \"rc=$?\"";
+    let r = run(Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .arg(&place.bin)
+        .arg(&w));
+    if r.code == 97 || r.stderr.contains("unshare:") || r.stderr.contains("setpriv:") {
+        eprintln!(
+            "skipped: cannot mount a tmpfs in a private mount namespace here: {}",
+            r.stderr.trim()
+        );
+        return;
+    }
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "rc=1\n", "{}", r.stderr);
+    let z = w.join("ro/z");
+    assert!(
+        r.stderr.contains(&format!(
+            "{}: cannot give it owner read, write and search (--chmod): Read-only file system",
+            z.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("Permission denied"), "{}", r.stderr);
+}
+
 /// Directories `w/dN/x/y` (N from 1 to `n`) that their owner can neither read nor (but
 /// for `x`) search: `dN` and `y` mode 0000, `x` 0300, a file in each `y`.
 fn unreadable_tree(w: &Path, n: usize) {

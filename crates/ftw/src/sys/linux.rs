@@ -183,15 +183,26 @@ impl Dir {
 
     /// Whether this process may read, write and search the entry `name` (a symbolic link
     /// itself, never followed), by its effective ids and capabilities (`faccessat2` with
-    /// `AT_EACCESS`): what root may do without a change of mode, it may. Where the kernel
-    /// lacks `faccessat2` (before Linux 5.8) or a sandbox refuses it, the owner's bits
-    /// tell (root: yes).
+    /// `AT_EACCESS`): what root may do without a change of mode, it may; on a read-only
+    /// file system, whether it may read and search. Where the kernel lacks `faccessat2`
+    /// (before Linux 5.8) or a sandbox refuses it, the owner's bits tell (root: yes).
     pub fn may_change_at(&self, name: &CStr) -> io::Result<bool> {
         let all = rfs::Access::READ_OK | rfs::Access::WRITE_OK | rfs::Access::EXEC_OK;
         let flags = AtFlags::EACCESS | AtFlags::SYMLINK_NOFOLLOW;
         match rfs::accessat(&self.fd, name, all, flags) {
             Ok(()) => Ok(true),
             Err(rustix::io::Errno::ACCESS) => Ok(false),
+            // A read-only file system answers W_OK before the mode is asked: the mode
+            // answers for read and search, and a change of it fails in turn (EROFS), to
+            // be told rather than the refusal to read that follows.
+            Err(rustix::io::Errno::ROFS) => {
+                let rx = rfs::Access::READ_OK | rfs::Access::EXEC_OK;
+                match rfs::accessat(&self.fd, name, rx, flags) {
+                    Ok(()) => Ok(true),
+                    Err(rustix::io::Errno::ACCESS) => Ok(false),
+                    Err(e) => Err(cvt(e)),
+                }
+            }
             // No faccessat2 (rustix cannot stand in for it with AT_SYMLINK_NOFOLLOW), or
             // refused by a seccomp filter; EPERM is also an immutable entry's answer to
             // W_OK, whose change of mode is refused in turn.
