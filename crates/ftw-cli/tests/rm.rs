@@ -684,6 +684,117 @@ fn chmod_says_why_it_could_not_change_a_mode() {
 }
 
 #[test]
+fn empty_directories_that_cannot_be_read_go_as_with_rm_rf() {
+    // rmdir asks only the parent's permission: an empty directory of mode 0000, the
+    // user's own or another's, goes with `rm -rf`, and a full one stays, reported.
+    // The same trees are given to GNU rm and to ftw, as nobody where the tests are root.
+    for threads in ["1", "0"] {
+        unreadable_against_rm_rf(threads);
+    }
+}
+
+fn unreadable_against_rm_rf(threads: &str) {
+    let place = Unprivileged::new("ftw-rm-unreadable");
+    let make = |top: &Path| {
+        for d in [
+            "mine0",
+            "theirs0",
+            "sub/deeper/e0",
+            "sub/full0/x",
+            "full-theirs/y",
+        ] {
+            std::fs::create_dir_all(top.join(d)).unwrap();
+        }
+        std::fs::write(top.join("sub/f"), b"f").unwrap();
+        std::fs::create_dir_all(top.join("alone0")).unwrap();
+    };
+    let (a, b) = (place.root.join("a"), place.root.join("b"));
+    for top in [&a, &b] {
+        make(&top.join("t"));
+        if is_root() {
+            let out = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(top)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "chown: {out:?}");
+            // Another user's: root's, whom the test's user is not.
+            for d in ["t/theirs0", "t/full-theirs"] {
+                std::os::unix::fs::chown(top.join(d), Some(0), Some(0)).unwrap();
+            }
+        }
+        for d in [
+            "mine0",
+            "theirs0",
+            "sub/deeper/e0",
+            "sub/full0",
+            "full-theirs",
+            "alone0",
+        ] {
+            set_mode(&top.join("t").join(d), 0o000);
+        }
+    }
+    let gnu = {
+        let mut c = if is_root() {
+            as_nobody(Path::new("rm"))
+        } else {
+            Command::new("rm")
+        };
+        c.arg("-rf").arg(a.join("t")).arg(a.join("t/alone0"));
+        run(&mut c)
+    };
+    if Unprivileged::cannot_switch(&gnu) {
+        eprintln!(
+            "skipped: cannot run as an unprivileged user: {}",
+            gnu.stderr
+        );
+        return;
+    }
+    // alone0 is also given as a PATH of its own, before its tree.
+    let mut c = as_user(&place.bin);
+    c.args(["rm", "-j", threads])
+        .arg(b.join("t/alone0"))
+        .arg(b.join("t"));
+    let ours = run(&mut c);
+    let left = |top: &Path| {
+        let out = Command::new("find")
+            .arg(top)
+            .arg("-mindepth")
+            .arg("1")
+            .output()
+            .unwrap();
+        let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l[top.as_os_str().len()..].to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        ours.code, gnu.code,
+        "ftw: {} rm: {}",
+        ours.stderr, gnu.stderr
+    );
+    assert_eq!(left(&b), left(&a), "ftw: {}", ours.stderr);
+    assert!(left(&b).contains(&"/t/sub/full0".to_string()));
+    assert!(!left(&b).contains(&"/t/mine0".to_string()));
+    for full in ["t/sub/full0", "t/full-theirs"] {
+        let named = format!("{}: Permission denied", b.join(full).display());
+        assert!(ours.stderr.contains(&named), "{named}: {}", ours.stderr);
+    }
+    let errors = ours
+        .stderr
+        .lines()
+        .filter(|l| !l.starts_with("ftw: warning:"));
+    assert_eq!(errors.count(), 2, "{}", ours.stderr);
+    for top in [&a, &b] {
+        for d in ["t/sub/full0", "t/full-theirs"] {
+            set_mode(&top.join(d), 0o755);
+        }
+    }
+}
+
+#[test]
 fn no_progress_line_when_stderr_is_not_a_terminal() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("t");

@@ -394,7 +394,8 @@ pub fn remove_dir_contents(dir: &Dir, options: &RemoveOptions) -> Summary {
     match dir.open_at(c".") {
         Ok(own) => {
             let root_dev = root_dev(&shared, &own);
-            shared.walk(own, b".", root_dev, options.threads, false);
+            let reopen = || dir.open_at(c".");
+            shared.walk(own, b".", root_dev, options.threads, false, &reopen);
         }
         Err(e) => shared.error(Error::io(".".into(), 0, e)),
     }
@@ -483,13 +484,26 @@ impl<'a> Shared<'a> {
         }
     }
 
-    /// Removes everything below the open directory `dir` (named `path`). `nested`: a
-    /// directory read again because it filled while being removed, whose own
-    /// directories are not read again. Returns whether it was emptied.
-    fn walk(&self, dir: Dir, path: &[u8], root_dev: u64, threads: usize, nested: bool) -> bool {
+    /// Removes everything below the open directory `dir` (named `path`; `reopen` opens
+    /// it again, for its subdirectories that could not be read: see
+    /// `DirState::unreadable`). `nested`: a directory read again because it filled
+    /// while being removed, whose own directories are not read again. Returns whether
+    /// it was emptied.
+    fn walk(
+        &self,
+        dir: Dir,
+        path: &[u8],
+        root_dev: u64,
+        threads: usize,
+        nested: bool,
+        reopen: &dyn Fn() -> io::Result<Dir>,
+    ) -> bool {
         // Whether the root was left with something in it that could not be removed
         // (already reported).
         let root_failed = AtomicBool::new(false);
+        // The root's subdirectories that could not be read: removed here once the walk
+        // is done (and its handles closed), through the root opened again.
+        let root_unreadable = Mutex::new(Vec::new());
         // One worker per core to start with (0: the walker's default). The pool adds
         // workers while they wait on the disk, the unlinks counted with the reads: where
         // freed blocks are discarded at once (ext4 mounted with `discard`), each unlink
@@ -510,7 +524,7 @@ impl<'a> Shared<'a> {
             // Inside a removal that holds its own handles: a small share.
             builder = builder.fd_budget((budget / 4).max(4));
         }
-        let make = || Remover::new(self, &root_failed, root_dev, nested);
+        let make = || Remover::new(self, &root_failed, &root_unreadable, root_dev, nested);
         // Too few handles for a worker beside the walker's own: serially.
         if threads == 1 || nested || crate::walk::Budget::new(budget).max_threads() == 1 {
             let mut visitor = make();
@@ -522,7 +536,16 @@ impl<'a> Shared<'a> {
                 first.get_or_insert((e, stats.threads.max(1)));
             }
         }
-        !root_failed.into_inner()
+        let unreadable = root_unreadable
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut emptied = !root_failed.into_inner();
+        if !unreadable.is_empty() {
+            let own = reopen();
+            let gone = |p: &[u8]| self.removed(p, FileType::Dir);
+            emptied &= remove_unreadable(self, own.as_ref(), path, unreadable, gone);
+        }
+        emptied
     }
 }
 
@@ -571,7 +594,15 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
         match Dir::open(path) {
             Ok(dir) => {
                 let dev = root_dev(shared, &dir);
-                shared.walk(dir, trimmed_or_root(&given), dev, opts.threads, false);
+                let reopen = || Dir::open(path);
+                shared.walk(
+                    dir,
+                    trimmed_or_root(&given),
+                    dev,
+                    opts.threads,
+                    false,
+                    &reopen,
+                );
             }
             Err(e) => err(e),
         }
@@ -630,6 +661,13 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
     let dir = match opened {
         Ok(d) => d,
         Err(e) if e.kind() == ErrorKind::NotFound && opts.ignore_missing => return,
+        // A PATH that cannot be read may be empty: then removed, as `rm -rf` does.
+        Err(e) if refused_by_mode(&e) && !opts.dry_run => {
+            return match parent_dir.remove_dir_at(&c_name) {
+                Ok(()) => shared.removed(shown, FileType::Dir),
+                Err(_) => err(e),
+            };
+        }
         Err(e) => return err(e),
     };
     if opts.preserve_root {
@@ -645,7 +683,8 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
         }
     }
     let dev = root_dev(shared, &dir);
-    if !shared.walk(dir, shown, dev, opts.threads, false) {
+    let reopen = || parent_dir.open_at(&c_name);
+    if !shared.walk(dir, shown, dev, opts.threads, false, &reopen) {
         return;
     }
     if opts.dry_run {
@@ -653,7 +692,8 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
     }
     // The path's parent is outside the tree: never made writable.
     let unused = AtomicBool::new(false);
-    let mut remover = Remover::new(shared, &unused, dev, false);
+    let none = Mutex::new(Vec::new());
+    let mut remover = Remover::new(shared, &unused, &none, dev, false);
     match remover.remove_dir(&parent_dir, &c_name, shown, false) {
         Ok(()) => shared.removed(shown, FileType::Dir),
         Err(Gone::Reported) => {}
@@ -682,6 +722,53 @@ enum Gone {
 #[derive(Default)]
 struct DirState {
     failed: AtomicBool,
+    /// Its subdirectories that could not be opened for want of permission (mode 0000,
+    /// another user's), with the error: removed when it is left if they are empty, as
+    /// `rm -rf` does (`rmdir` asks only this directory's permission), else reported.
+    unreadable: Mutex<Vec<(CString, Error)>>,
+}
+
+/// The name an error's path ends with (the entry's own name in its directory).
+fn last_name(path: &Path) -> Option<CString> {
+    let bytes = crate::walk::path_to_bytes(path);
+    let trimmed = trim_slashes(&bytes);
+    let name = match trimmed.iter().rposition(|&b| is_sep(b)) {
+        Some(i) => &trimmed[i + 1..],
+        None => trimmed,
+    };
+    if name.is_empty() || name == b"." || name == b".." {
+        return None;
+    }
+    CString::new(name).ok()
+}
+
+/// Removes those of the subdirectories `unreadable` of `own` (the directory `dir_path`)
+/// that are empty, calling `gone` with the path of each; reports the others with the
+/// error their opening met. Returns whether all went.
+fn remove_unreadable(
+    shared: &Shared<'_>,
+    own: Result<&Dir, &io::Error>,
+    dir_path: &[u8],
+    unreadable: Vec<(CString, Error)>,
+    mut gone: impl FnMut(&[u8]),
+) -> bool {
+    let mut all = true;
+    let mut path = Vec::new();
+    for (name, err) in unreadable {
+        match own.map(|d| d.remove_dir_at(&name)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if e.kind() == ErrorKind::NotFound => {}
+            _ => {
+                all = false;
+                shared.error(err);
+                continue;
+            }
+        }
+        path.clear();
+        crate::walk::push_joined(&mut path, dir_path, name.to_bytes());
+        gone(&path);
+    }
+    all
 }
 
 /// A worker's visitor: removes files on entry, directories on leave.
@@ -689,6 +776,9 @@ struct Remover<'s, 'a> {
     shared: &'s Shared<'a>,
     /// Set when the walk's root is left with something in it not removed.
     root_failed: &'s AtomicBool,
+    /// The root's subdirectories that could not be read, for the walk's caller (the walk
+    /// closes the root's handle before leaving it).
+    root_unreadable: &'s Mutex<Vec<(CString, Error)>>,
     root_dev: u64,
     /// Entries removed and not yet added to the shared count.
     uncounted: u64,
@@ -702,12 +792,14 @@ impl<'s, 'a> Remover<'s, 'a> {
     fn new(
         shared: &'s Shared<'a>,
         root_failed: &'s AtomicBool,
+        root_unreadable: &'s Mutex<Vec<(CString, Error)>>,
         root_dev: u64,
         nested: bool,
     ) -> Remover<'s, 'a> {
         Remover {
             shared,
             root_failed,
+            root_unreadable,
             root_dev,
             uncounted: 0,
             nested,
@@ -811,7 +903,8 @@ impl<'s, 'a> Remover<'s, 'a> {
                         Err(o) if o.kind() == ErrorKind::NotFound => continue,
                         Err(_) => return Err(Gone::Failed(e)),
                     };
-                    if !self.shared.walk(own, path, self.root_dev, 1, true) {
+                    let reopen = || parent.open_at(name);
+                    if !self.shared.walk(own, path, self.root_dev, 1, true, &reopen) {
                         return Err(Gone::Reported);
                     }
                 }
@@ -842,6 +935,19 @@ impl Visitor for Remover<'_, '_> {
             // No longer a directory (replaced by a link or a file since it was listed):
             // not entered; its directory, found not empty, is read again.
             Err(err) if err.io_error().kind() == ErrorKind::NotADirectory => {
+                return Control::Continue;
+            }
+            // A subdirectory that cannot be opened may be empty, and then removed all
+            // the same when its directory is left.
+            Err(err) if refused_by_mode(err.io_error()) && !self.shared.opts.dry_run => {
+                match (dir, last_name(err.path())) {
+                    (Some(d), Some(name)) => d
+                        .unreadable
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((name, err)),
+                    _ => self.fail(dir, err),
+                }
                 return Control::Continue;
             }
             Err(err) => {
@@ -907,7 +1013,38 @@ impl Visitor for Remover<'_, '_> {
     }
 
     fn leave(&mut self, ev: &DirEvent<'_>, state: DirState, parent: Option<&DirState>) {
-        let failed = state.failed.into_inner();
+        let mut failed = state.failed.into_inner();
+        let unreadable = state
+            .unreadable
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        if !unreadable.is_empty() {
+            if parent.is_none() {
+                // The root: its caller opens it again once the walk is done.
+                let mut root = self
+                    .root_unreadable
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                root.extend(unreadable);
+            } else {
+                // This directory, opened again by its name in its parent, never
+                // following a link (the walk closed its handle before leaving it).
+                let own = match (ev.parent_dir(), ev.c_name()) {
+                    (Some(p), Some(name)) => p.open_at(name),
+                    _ => Err(io::Error::other("no handle to its parent")),
+                };
+                let mut gone = Vec::new();
+                let all =
+                    remove_unreadable(self.shared, own.as_ref(), ev.path(), unreadable, |p| {
+                        gone.push(p.to_vec())
+                    });
+                drop(own);
+                for p in gone {
+                    self.done(&p, FileType::Dir);
+                }
+                failed |= !all;
+            }
+        }
         let Some(parent) = parent else {
             // The root: removed by the caller, who knows its parent.
             if failed {

@@ -666,7 +666,7 @@ impl DirEntry {
 
 /// Appends `parent`, a `/` unless `parent` is empty or ends with one, and `name`: how
 /// every path of a walk is made from its directory's.
-fn push_joined(out: &mut Vec<u8>, parent: &[u8], name: &[u8]) {
+pub(crate) fn push_joined(out: &mut Vec<u8>, parent: &[u8], name: &[u8]) {
     out.extend_from_slice(parent);
     if !parent.is_empty() && !ends_with_sep(parent) {
         out.push(sep(parent));
