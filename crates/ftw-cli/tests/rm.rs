@@ -795,6 +795,67 @@ fn unreadable_against_rm_rf(threads: &str) {
 }
 
 #[test]
+fn a_root_given_as_dir_dot_replaced_meanwhile_keeps_what_it_leads_to() {
+    // `t/.` is opened again by its path once the walk is done, to remove the empty
+    // directory it could not read: if `t` became a link meanwhile, what it leads to is
+    // outside the tree, and its directory of the same name stays.
+    use std::os::unix::fs::MetadataExt;
+    let place = Unprivileged::new("ftw-rm-root-replaced");
+    let (t, outside) = (place.root.join("t"), place.root.join("outside"));
+    const DIRS: u64 = 10_000;
+    for i in 0..DIRS {
+        std::fs::create_dir_all(t.join(format!("big/d{i}"))).unwrap();
+    }
+    std::fs::create_dir(t.join("e")).unwrap();
+    std::fs::create_dir_all(outside.join("e")).unwrap();
+    if is_root() {
+        let out = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(&place.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "chown: {out:?}");
+    }
+    set_mode(&t.join("e"), 0o000);
+    let mut c = as_user(&place.bin);
+    c.args(["rm", "-j", "1", "--no-preserve-root"])
+        .arg(t.join("."));
+    let mut child = spawn_piped(&mut c);
+    let mut swapped = false;
+    while child.try_wait().unwrap().is_none() {
+        // The walk is under way: `t` becomes a link to `outside`.
+        match std::fs::metadata(t.join("big")) {
+            Ok(m) if m.nlink() < DIRS + 2 => {
+                std::fs::rename(&t, place.root.join("t2")).unwrap();
+                symlink("outside", &t).unwrap();
+                swapped = true;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if Unprivileged::cannot_switch(&Run {
+        stdout: Vec::new(),
+        stderr: stderr.to_string(),
+        code: out.status.code().unwrap_or(-1),
+    }) {
+        eprintln!("skipped: cannot run as an unprivileged user: {stderr}");
+        return;
+    }
+    assert!(
+        swapped,
+        "the walk was over before it could be raced: {stderr}"
+    );
+    assert!(outside.join("e").is_dir(), "outside/e removed: {stderr}");
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    let named = format!("{}: Permission denied", t.join("./e").display());
+    assert!(stderr.contains(&named), "{named}: {stderr}");
+    set_mode(&place.root.join("t2/e"), 0o755);
+}
+
+#[test]
 fn no_progress_line_when_stderr_is_not_a_terminal() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("t");

@@ -504,6 +504,9 @@ impl<'a> Shared<'a> {
         // The root's subdirectories that could not be read: removed here once the walk
         // is done (and its handles closed), through the root opened again.
         let root_unreadable = Mutex::new(Vec::new());
+        // Its identity, to know it again: `reopen` goes by name (or by path, for `.`,
+        // `..` and `x/.`, whose links may have changed meanwhile).
+        let id = dir.stat(StatMask::ID).map(|m| (m.dev, m.ino));
         // One worker per core to start with (0: the walker's default). The pool adds
         // workers while they wait on the disk, the unlinks counted with the reads: where
         // freed blocks are discarded at once (ext4 mounted with `discard`), each unlink
@@ -541,7 +544,10 @@ impl<'a> Shared<'a> {
             .unwrap_or_else(|e| e.into_inner());
         let mut emptied = !root_failed.into_inner();
         if !unreadable.is_empty() {
-            let own = reopen();
+            let own = reopen().and_then(|d| match (&id, d.stat(StatMask::ID)) {
+                (Ok(id), Ok(m)) if *id == (m.dev, m.ino) => Ok(d),
+                _ => Err(io::Error::other("replaced while it was being emptied")),
+            });
             let gone = |p: &[u8]| self.removed(p, FileType::Dir);
             emptied &= remove_unreadable(self, own.as_ref(), path, unreadable, gone);
         }
