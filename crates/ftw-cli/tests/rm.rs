@@ -20,6 +20,19 @@ fn ftw_rm(args: &[&str], paths: &[&Path]) -> Run {
     run(&mut c)
 }
 
+/// Where the tests run as root, makes `path` and all below it nobody's (the user the
+/// permission tests run ftw as).
+fn give_to_nobody(path: &Path) {
+    if is_root() {
+        let out = Command::new("chown")
+            .args(["-R", "-h", "65534:65534"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "chown: {out:?}");
+    }
+}
+
 /// Every path below `root` with its type, size, mode, link target and content hash, as
 /// `find -printf` and `cksum` see them: equal before and after means untouched.
 fn state(root: &Path) -> Vec<u8> {
@@ -415,15 +428,8 @@ fn a_read_only_tree_fails_naming_the_directory_unless_chmod() {
     std::fs::write(outside.join("keep"), b"keep").unwrap();
     std::os::unix::fs::symlink(&outside, root.join("mod/out-link")).unwrap();
     std::os::unix::fs::symlink(&outside, locked.join("inner/out-link")).unwrap();
-    if is_root() {
-        // The tree is the unprivileged user's own, as Go's cache is its user's.
-        let out = Command::new("chown")
-            .args(["-R", "-h", "65534:65534"])
-            .arg(root)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "chown: {out:?}");
-    }
+    // The tree is the unprivileged user's own, as Go's cache is its user's.
+    give_to_nobody(root);
     for d in [&ro.join("sub"), &ro] {
         set_mode(d, 0o555);
     }
@@ -507,14 +513,7 @@ fn chmod_opens_up_where_the_kernel_lacks_faccessat2() {
     let w = place.root.join("w");
     for errno in [libc::ENOSYS, libc::EPERM] {
         unreadable_tree(&w, 2);
-        if is_root() {
-            let out = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(&place.root)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "chown: {out:?}");
-        }
+        give_to_nobody(&place.root);
         let mut c = as_user(&place.bin);
         c.args(["rm", "--chmod"]).arg(&w);
         without_faccessat2(&mut c, errno as u32);
@@ -598,14 +597,7 @@ fn chmod_says_why_it_could_not_change_a_mode() {
     let w = place.root.join("w");
     unreadable_tree(&w, 10);
     let own = |p: &Path| {
-        if is_root() {
-            let out = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(p)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "chown: {out:?}");
-        }
+        give_to_nobody(p);
     };
     own(&place.root);
     // `sh -c SCRIPT BIN W` as the test's user (setpriv first where the tests are root).
@@ -711,13 +703,8 @@ fn unreadable_against_rm_rf(threads: &str) {
     let (a, b) = (place.root.join("a"), place.root.join("b"));
     for top in [&a, &b] {
         make(&top.join("t"));
+        give_to_nobody(top);
         if is_root() {
-            let out = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(top)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "chown: {out:?}");
             // Another user's: root's, whom the test's user is not.
             for d in ["t/theirs0", "t/full-theirs"] {
                 std::os::unix::fs::chown(top.join(d), Some(0), Some(0)).unwrap();
@@ -808,14 +795,7 @@ fn a_root_given_as_dir_dot_replaced_meanwhile_keeps_what_it_leads_to() {
     }
     std::fs::create_dir(t.join("e")).unwrap();
     std::fs::create_dir_all(outside.join("e")).unwrap();
-    if is_root() {
-        let out = Command::new("chown")
-            .args(["-R", "65534:65534"])
-            .arg(&place.root)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "chown: {out:?}");
-    }
+    give_to_nobody(&place.root);
     set_mode(&t.join("e"), 0o000);
     let mut c = as_user(&place.bin);
     c.args(["rm", "-j", "1", "--no-preserve-root"])
