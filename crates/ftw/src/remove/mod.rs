@@ -504,9 +504,6 @@ impl<'a> Shared<'a> {
         // The root's subdirectories that could not be read: removed here once the walk
         // is done (and its handles closed), through the root opened again.
         let root_unreadable = Mutex::new(Vec::new());
-        // Its identity, to know it again: `reopen` goes by name (or by path, for `.`,
-        // `..` and `x/.`, whose links may have changed meanwhile).
-        let id = dir.stat(StatMask::ID).map(|m| (m.dev, m.ino));
         // One worker per core to start with (0: the walker's default). The pool adds
         // workers while they wait on the disk, the unlinks counted with the reads: where
         // freed blocks are discarded at once (ext4 mounted with `discard`), each unlink
@@ -544,10 +541,7 @@ impl<'a> Shared<'a> {
             .unwrap_or_else(|e| e.into_inner());
         let mut emptied = !root_failed.into_inner();
         if !unreadable.is_empty() {
-            let own = reopen().and_then(|d| match (&id, d.stat(StatMask::ID)) {
-                (Ok(id), Ok(m)) if *id == (m.dev, m.ino) => Ok(d),
-                _ => Err(io::Error::other("replaced while it was being emptied")),
-            });
+            let own = reopen();
             let gone = |p: &[u8]| self.removed(p, FileType::Dir);
             emptied &= remove_unreadable(self, own.as_ref(), path, unreadable, gone);
         }
@@ -600,7 +594,16 @@ fn remove_path(shared: &Shared<'_>, path: &Path) {
         match Dir::open(path) {
             Ok(dir) => {
                 let dev = root_dev(shared, &dir);
-                let reopen = || Dir::open(path);
+                // Opened again by its path, whose links may have changed meanwhile: it
+                // must be the same directory (known by its identity).
+                let id = dir.stat(StatMask::ID).map(|m| (m.dev, m.ino));
+                let reopen = || {
+                    let d = Dir::open(path)?;
+                    match (&id, d.stat(StatMask::ID)) {
+                        (Ok(id), Ok(m)) if *id == (m.dev, m.ino) => Ok(d),
+                        _ => Err(io::Error::other("replaced while it was being emptied")),
+                    }
+                };
                 shared.walk(
                     dir,
                     trimmed_or_root(&given),
