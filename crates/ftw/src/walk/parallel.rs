@@ -584,11 +584,7 @@ fn run_job<V>(
         parent: parent.0.as_deref().and_then(|p| p.dir()),
         listing: Some(&state.list),
     };
-    let dir_state = if opts.visitor_waits {
-        scope.io(|| state.visitor.enter(&event, parent_state))
-    } else {
-        state.visitor.enter(&event, parent_state)
-    };
+    let dir_state = in_visitor(scope, opts, || state.visitor.enter(&event, parent_state));
     ctx.live(own_id.filter(|_| opts.follow_links), true);
     let node = Arc::new(Node {
         parent,
@@ -663,11 +659,9 @@ fn run_job<V>(
         let control = if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
             Control::Skip
         } else if depth >= opts.min_depth {
-            if opts.visitor_waits {
-                scope.io(|| state.visitor.entry(Ok(&entry), Some(&node.state)))
-            } else {
+            in_visitor(scope, opts, || {
                 state.visitor.entry(Ok(&entry), Some(&node.state))
-            }
+            })
         } else {
             Control::Continue
         };
@@ -863,12 +857,16 @@ fn leave<V: Visitor>(
         listing: None,
     };
     let parent_state = parent.map(|p| &p.state);
-    if ctx.opts.visitor_waits {
-        scope.io(|| state.visitor.leave(&event, dir_state, parent_state));
-    } else {
-        state.visitor.leave(&event, dir_state, parent_state);
-    }
+    in_visitor(scope, &ctx.opts, || {
+        state.visitor.leave(&event, dir_state, parent_state)
+    });
     up
+}
+
+/// Runs the visitor's call `f`, its time counted as time in the file system where the
+/// visitor waits on it ([`WalkBuilder::visitor_waits`]).
+fn in_visitor<J, T>(scope: &Scope<'_, J>, opts: &Options, f: impl FnOnce() -> T) -> T {
+    if opts.visitor_waits { scope.io(f) } else { f() }
 }
 
 /// Opens a node's directory again from its nearest ancestor whose handle is kept, one
