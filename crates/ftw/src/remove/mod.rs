@@ -1042,16 +1042,9 @@ impl Visitor for Remover<'_, '_> {
                     (Some(p), Some(name)) => p.open_at(name),
                     _ => Err(io::Error::other("no handle to its parent")),
                 };
-                let mut gone = Vec::new();
-                let all =
-                    remove_unreadable(self.shared, own.as_ref(), ev.path(), unreadable, |p| {
-                        gone.push(p.to_vec())
-                    });
-                drop(own);
-                for p in gone {
-                    self.done(&p, FileType::Dir);
-                }
-                failed |= !all;
+                let shared = self.shared;
+                let gone = |p: &[u8]| self.done(p, FileType::Dir);
+                failed |= !remove_unreadable(shared, own.as_ref(), ev.path(), unreadable, gone);
             }
         }
         let Some(parent) = parent else {
