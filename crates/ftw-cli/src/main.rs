@@ -76,6 +76,10 @@ const SMALL_MAIN_STACK: u64 = 1 << 20;
 /// The stack of that thread: the usual main thread's.
 const STACK: usize = 8 << 20;
 
+/// Below this, a main stack that cannot be raised is too small for some commands (they
+/// need from about 28 KiB): a warning says so. Above it, ftw runs as it is, unwarned.
+const TOO_SMALL_MAIN_STACK: u64 = 64 << 10;
+
 fn main() -> ExitCode {
     if ftw::sys::main_stack_limit().is_some_and(|limit| limit < SMALL_MAIN_STACK) {
         // A resource limit is no reason to stop: a thread's stack is not bound by it.
@@ -94,7 +98,7 @@ fn main() -> ExitCode {
                 // stack allowed to grow as far as the hard limit lets it (a soft limit
                 // of 16 KiB would end it in parsing the command line).
                 let now = ftw::sys::raise_main_stack_limit(STACK as u64);
-                if let Some(limit) = now.filter(|&l| l < SMALL_MAIN_STACK) {
+                if let Some(limit) = now.filter(|&l| l < TOO_SMALL_MAIN_STACK) {
                     msg::warn(&format!(
                         "cannot start a thread: {}: running on a main stack of {} KiB \
                          (ulimit -s), which may be too small",

@@ -331,6 +331,30 @@ fn a_main_stack_of_16_kib_with_no_thread_to_spare_is_raised_to_the_hard_limit() 
         assert_eq!(r.code, 0, "{what}: {}", r.stderr);
         assert_same(&what, &records(&r.stdout), &theirs);
     }
+    // A main stack that cannot be raised: under 64 KiB a warning says it may be too
+    // small; 256 KiB is enough for every command, and nothing is said of it.
+    for (hard, warned) in [("262144", false), ("32768", true)] {
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(format!(
+                "ulimit -u 1 && exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+                 -- prlimit --stack={hard}:{hard} -- \"$0\" find -0 --sort \"$1\""
+            ))
+            .arg(&u.bin)
+            .arg(&u.root)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin");
+        let r = run_within(&mut cmd, std::time::Duration::from_secs(60));
+        let what = format!("ftw find --sort, a stack of {hard} bytes, ulimit -u 1");
+        assert_eq!(r.code, 0, "{what}: {}", r.stderr);
+        assert_same(&what, &records(&r.stdout), &theirs);
+        assert_eq!(
+            r.stderr.contains("main stack"),
+            warned,
+            "{what}: {}",
+            r.stderr
+        );
+    }
 }
 
 /// The error lines of a run, the warnings apart: (errors, warnings).
