@@ -120,30 +120,202 @@ fn answer(command: &str, word: &str, value: Option<&str>) -> Option<(bool, Strin
     Some((false, alone.to_string()))
 }
 
+/// The words of find's expression language (GNU find 4.9's manual: its operators,
+/// options, tests and actions), besides those [`answer`] gives an ftw spelling for.
+/// Each is refused wherever it stands outside a value, so that none is read as a
+/// cluster of ftw's short options (`-newer` is `-n ewer`, `-xtype` `-x type`) or as a
+/// path. With each, what ftw offers nearest to it, if anything.
+const FIND_WORDS: &[(&str, &str)] = &[
+    // Operators.
+    ("!", OPERATORS),
+    ("(", OPERATORS),
+    (")", OPERATORS),
+    (",", OPERATORS),
+    ("-not", OPERATORS),
+    ("-a", OPERATORS),
+    ("-and", OPERATORS),
+    ("-o", OPERATORS),
+    ("-or", OPERATORS),
+    // Options.
+    ("-daystart", ""),
+    ("-depth", "ftw find prints a directory before its contents"),
+    ("-files0-from", ""),
+    ("-ignore_readdir_race", LEAVE_OUT_RACE),
+    ("-noignore_readdir_race", LEAVE_OUT_RACE),
+    (
+        "-noleaf",
+        "leave it out: ftw never counts on a directory's link count",
+    ),
+    ("-regextype", "-n takes Rust regex syntax only"),
+    ("-warn", ""),
+    ("-nowarn", ""),
+    ("-help", "did you mean --help?"),
+    // Options before the paths.
+    (
+        "-H",
+        "ftw find follows a root that is a link always, and -L follows every link",
+    ),
+    (
+        "-P",
+        "leave it out: below its roots, ftw find follows no link unless -L is given",
+    ),
+    ("-D", ""),
+    ("-version", "did you mean --version?"),
+    // Tests.
+    ("-amin", ""),
+    ("-anewer", ""),
+    ("-atime", ""),
+    ("-cmin", ""),
+    ("-cnewer", ""),
+    ("-context", ""),
+    ("-ctime", ""),
+    ("-false", ""),
+    ("-fstype", ""),
+    ("-gid", OWNER),
+    ("-group", OWNER),
+    ("-ilname", ""),
+    ("-inum", ""),
+    ("-links", ""),
+    ("-lname", ""),
+    ("-newer", NEWER),
+    ("-nogroup", OWNER),
+    ("-nouser", OWNER),
+    ("-perm", "-t x selects executable files"),
+    ("-readable", ""),
+    ("-samefile", ""),
+    ("-true", "leave it out: ftw find prints each path"),
+    ("-uid", OWNER),
+    ("-used", ""),
+    ("-user", OWNER),
+    ("-writable", ""),
+    ("-xtype", "-L -t TYPE types what links lead to"),
+    // Actions.
+    ("-fls", "-l > FILE"),
+    ("-fprint", "> FILE"),
+    ("-fprint0", "-0 > FILE"),
+    ("-fprintf", "--format TEMPLATE > FILE"),
+    ("-quit", "--max-results 1"),
+];
+
+/// The hint for find's operators.
+const OPERATORS: &str = "ftw find has no operators: several -n, -g, -F, -e or -t select any \
+                         of them, different filters all of them; -E GLOB leaves entries out";
+/// The hint for find's tests of owners.
+const OWNER: &str = "--format '%u %g %p\\n' shows owners";
+/// The hint for `-newer` and its kin.
+const NEWER: &str = "--changed-within WHEN and --changed-before WHEN take a duration or a date";
+/// The hint for the readdir-race options.
+const LEAVE_OUT_RACE: &str =
+    "leave it out: an entry gone before ftw reaches it is reported, and the walk goes on";
+
+/// What ftw says of `word` if it is a word of find's language that [`answer`] has no
+/// spelling for: the nearest ftw offers (empty when there is nothing near).
+fn find_word(word: &str) -> Option<&'static str> {
+    if let Some(&(_, hint)) = FIND_WORDS.iter().find(|(w, _)| *w == word) {
+        return Some(hint);
+    }
+    // -O0 to -O3, find's levels of optimisation.
+    if let Some(level) = word.strip_prefix("-O") {
+        if !level.is_empty() && level.bytes().all(|b| b.is_ascii_digit()) {
+            return Some("leave it out: ftw find has no levels of optimisation");
+        }
+    }
+    // -newerXY: X one of a, B, c, m; Y one of those or t.
+    let xy = word.strip_prefix("-newer")?.as_bytes();
+    (xy.len() == 2 && b"aBcm".contains(&xy[0]) && b"aBcmt".contains(&xy[1])).then_some(NEWER)
+}
+
+/// The refusal of find's `word` in `command`, with `hint` if there is one.
+fn refuse_find_word(command: &str, word: &str, hint: &str) -> ExitCode {
+    let path = if word.starts_with('-') {
+        format!("./{word}")
+    } else {
+        format!("./{}", shell_word(word))
+    };
+    let near = if hint.is_empty() {
+        "ftw find has no equivalent".to_string()
+    } else {
+        hint.to_string()
+    };
+    usage_error(
+        command,
+        &format!(
+            "'{word}' is find's word, not ftw's: {near} \
+             (a path so named: {path}, or after --)"
+        ),
+    )
+}
+
+/// The option of `sub` that the long option `--name` (without `=`) names.
+fn long_option<'a>(sub: &'a clap::Command, name: &str) -> Option<&'a clap::Arg> {
+    sub.get_arguments().find(|a| {
+        a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name))
+    })
+}
+
+/// What an option word of `sub` takes after it.
+enum Takes {
+    /// Nothing: a flag, a cluster of flags, a value glued to it (`-d2`,
+    /// `--max-depth=2`), or not an option.
+    Nothing,
+    /// The next word, as its value (`-d`, `-Ld`, `--max-depth`).
+    Next,
+    /// The words up to `;` (or all the rest), as a command: `-x`, `-X`, and a cluster
+    /// ending with one (`-Lx`).
+    Command,
+    /// A value glued to this option, in a cluster (`-xtype` is `-x type`).
+    Glued(char),
+}
+
+/// What `word` takes after it as an option of `sub`.
+fn takes(sub: &clap::Command, word: &str) -> Takes {
+    let takes_values = |a: &clap::Arg| a.get_action().takes_values();
+    let command = |a: &clap::Arg| a.get_num_args().is_some_and(|n| n.max_values() > 1);
+    if let Some(long) = word.strip_prefix("--") {
+        return match long_option(sub, long) {
+            _ if long.contains('=') => Takes::Nothing,
+            Some(a) if command(a) => Takes::Command,
+            Some(a) if takes_values(a) => Takes::Next,
+            _ => Takes::Nothing,
+        };
+    }
+    let Some(shorts) = word.strip_prefix('-') else {
+        return Takes::Nothing;
+    };
+    for (i, c) in shorts.char_indices() {
+        let Some(arg) = sub.get_arguments().find(|a| a.get_short() == Some(c)) else {
+            return Takes::Nothing;
+        };
+        if takes_values(arg) {
+            return match (shorts.len() == i + c.len_utf8(), command(arg)) {
+                (true, true) => Takes::Command,
+                (true, false) => Takes::Next,
+                (false, _) => Takes::Glued(c),
+            };
+        }
+    }
+    Takes::Nothing
+}
+
 /// Answers find's spellings of options with ftw's (`-maxdepth 1`: "did you mean
-/// --max-depth 1?"), as a usage error; `None` when there are none. Words after `--`,
-/// and the command of `-x`/`-X` (up to its `;`), are not looked at.
+/// --max-depth 1?"), and refuses every other word of find's expression language
+/// (`-newer`, `-not`, `!`), as a usage error; `None` when there are none. The values of
+/// ftw's options (`-g '-*'`), words after `--`, and the command of `-x`/`-X` (up to its
+/// `;`) are not looked at.
 pub fn find_style(command: &clap::Command, args: &[OsString]) -> Option<ExitCode> {
     let (name, start) = subcommand(command, args)?;
+    let sub = command.find_subcommand(name)?;
+    let find = name == "find";
     let mut i = start;
     while i < args.len() {
-        let Some(word) = args[i].to_str() else {
-            i += 1;
-            continue;
-        };
+        // find's words are ASCII: a word that is not UTF-8 is looked at all the same,
+        // its other bytes as U+FFFD (so '-xtype\xff' is refused too).
+        let word = args[i].to_string_lossy();
+        let word = word.as_ref();
         if word == "--" {
             return None;
         }
-        if name == "find" && matches!(word, "-x" | "-X" | "--exec" | "--exec-batch") {
-            // The command's words, up to ';'.
-            i += 1;
-            while i < args.len() && args[i] != ";" {
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
-        if name == "find" && matches!(word, "-exec" | "-execdir" | "-ok" | "-okdir") {
+        if find && matches!(word, "-exec" | "-execdir" | "-ok" | "-okdir") {
             let words: Vec<String> = args[i + 1..]
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
@@ -166,7 +338,7 @@ pub fn find_style(command: &clap::Command, args: &[OsString]) -> Option<ExitCode
                 &format!("'{word}' is find's spelling: did you mean {ftw}?"),
             ));
         }
-        if name == "find" && word == "-print" {
+        if find && word == "-print" {
             return Some(usage_error(
                 name,
                 "'-print' is find's spelling: leave it out: ftw find prints each path",
@@ -184,9 +356,54 @@ pub fn find_style(command: &clap::Command, args: &[OsString]) -> Option<ExitCode
                 &format!("'{word}' is find's spelling: did you mean {ftw}?"),
             ));
         }
-        i += 1;
+        if find {
+            if let Some(hint) = find_word(word) {
+                return Some(refuse_find_word(name, word, hint));
+            }
+            if let Some(option) = ["--exec=", "--exec-batch="]
+                .into_iter()
+                .find(|o| word.starts_with(o))
+            {
+                return Some(glued_command(word, &option[..option.len() - 1]));
+            }
+        }
+        match takes(sub, word) {
+            Takes::Nothing => i += 1,
+            Takes::Next => i += 2,
+            Takes::Command => {
+                // The command's words, up to ';'.
+                i += 1;
+                while i < args.len() && args[i] != ";" {
+                    i += 1;
+                }
+                i += 1;
+            }
+            Takes::Glued(c @ ('x' | 'X')) if find => {
+                return Some(glued_command(word, &format!("-{c}")));
+            }
+            // Elsewhere, a word of find's would be an option with its value glued
+            // ('ftw du -or' would write to a file 'r').
+            Takes::Glued(c) => match find_word(word) {
+                Some(_) => {
+                    let hint = format!("-{c} takes a value: write it apart ('-{c} VALUE')");
+                    return Some(refuse_find_word(name, word, &hint));
+                }
+                None => i += 1,
+            },
+        }
     }
     None
+}
+
+/// The refusal of a command glued to `option` in `word` (`-xtype`, `--exec=rm`).
+fn glued_command(word: &str, option: &str) -> ExitCode {
+    usage_error(
+        "find",
+        &format!(
+            "'{word}': {option} takes its command as words of their own \
+             ('{option} CMD ARG...'), never glued to it"
+        ),
+    )
 }
 
 /// Whether `word` is a negative number (`-1`, `-20`).
@@ -197,9 +414,7 @@ fn negative(word: &str) -> bool {
 /// The option of `sub` that `word` names (`-d`, `--max-depth`), if it takes a value.
 fn value_option<'a>(sub: &'a clap::Command, word: &str) -> Option<&'a clap::Arg> {
     let arg = if let Some(long) = word.strip_prefix("--") {
-        sub.get_arguments().find(|a| {
-            a.get_long() == Some(long) || a.get_all_aliases().is_some_and(|v| v.contains(&long))
-        })
+        long_option(sub, long)
     } else {
         let mut chars = word.strip_prefix('-')?.chars();
         let short = chars.next_back()?;

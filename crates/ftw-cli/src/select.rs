@@ -19,15 +19,30 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct FilterArgs {
     /// Print entries whose name matches the regular expression (found anywhere in the
     /// name; '^' and '$' anchor it). Several -n, -g and -F: any of them.
-    #[arg(short = 'n', long = "name", value_name = "REGEX")]
+    #[arg(
+        short = 'n',
+        long = "name",
+        value_name = "REGEX",
+        allow_hyphen_values = true
+    )]
     names: Vec<String>,
 
     /// Print entries whose name matches the glob ('*.rs', 'Makefile*', '[ab]?.c').
-    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    #[arg(
+        short = 'g',
+        long = "glob",
+        value_name = "GLOB",
+        allow_hyphen_values = true
+    )]
     globs: Vec<String>,
 
     /// Print entries whose name contains STRING.
-    #[arg(short = 'F', long = "fixed", value_name = "STRING")]
+    #[arg(
+        short = 'F',
+        long = "fixed",
+        value_name = "STRING",
+        allow_hyphen_values = true
+    )]
     fixed: Vec<String>,
 
     /// Match -n, -g and -F against the whole path, not the name.
@@ -80,7 +95,12 @@ pub struct FilterArgs {
     /// Leave out entries matching the glob, and everything below a directory that does
     /// (it is not even opened). A glob without '/' matches names ('.git', '*.o'); one
     /// with '/' the end of the path ('src/gen'). Several: any of them.
-    #[arg(short = 'E', long = "exclude", value_name = "GLOB")]
+    #[arg(
+        short = 'E',
+        long = "exclude",
+        value_name = "GLOB",
+        allow_hyphen_values = true
+    )]
     excludes: Vec<String>,
 
     /// Honour ignore files with git's rules: .gitignore (inside a git work tree), the

@@ -368,6 +368,227 @@ fn find_spellings_get_ftw_equivalents() {
     );
 }
 
+/// Every word of GNU find's expression language (findutils 4.9's manual: operators,
+/// positional and normal options, tests, actions), each with an operand where it takes
+/// one. Written out here, apart from ftw's own list, so a word ftw forgets fails.
+const FIND_LANGUAGE: &[&[&str]] = &[
+    &["!", "-name", "x"],
+    &["(", "-name", "x", ")"],
+    &[")"],
+    &[","],
+    &["-not", "-name", "x"],
+    &["-a"],
+    &["-and"],
+    &["-o"],
+    &["-or"],
+    &["-daystart"],
+    &["-follow"],
+    &["-nowarn"],
+    &["-warn"],
+    &["-regextype", "posix-extended"],
+    &["-depth"],
+    &["-files0-from", "list"],
+    &["-maxdepth", "1"],
+    &["-mindepth", "1"],
+    &["-mount"],
+    &["-noleaf"],
+    &["-xdev"],
+    &["-ignore_readdir_race"],
+    &["-noignore_readdir_race"],
+    &["-help"],
+    &["-version"],
+    &["-amin", "1"],
+    &["-anewer", "stamp"],
+    &["-atime", "1"],
+    &["-cmin", "1"],
+    &["-cnewer", "stamp"],
+    &["-context", "x"],
+    &["-ctime", "1"],
+    &["-empty"],
+    &["-executable"],
+    &["-false"],
+    &["-fstype", "ext4"],
+    &["-gid", "0"],
+    &["-group", "root"],
+    &["-ilname", "x"],
+    &["-iname", "x"],
+    &["-inum", "1"],
+    &["-ipath", "x"],
+    &["-iregex", "x"],
+    &["-iwholename", "x"],
+    &["-links", "1"],
+    &["-lname", "x"],
+    &["-mmin", "1"],
+    &["-mtime", "1"],
+    &["-name", "x"],
+    &["-newer", "stamp"],
+    &["-neweraa", "stamp"],
+    &["-newerBt", "2024-01-01"],
+    &["-newerct", "2024-01-01"],
+    &["-newermt", "2024-01-01"],
+    &["-newermm", "stamp"],
+    &["-nogroup"],
+    &["-nouser"],
+    &["-path", "x"],
+    &["-perm", "-644"],
+    &["-readable"],
+    &["-regex", "x"],
+    &["-samefile", "stamp"],
+    &["-size", "1"],
+    &["-true"],
+    &["-type", "f"],
+    &["-uid", "0"],
+    &["-used", "1"],
+    &["-user", "root"],
+    &["-wholename", "x"],
+    &["-writable"],
+    &["-xtype", "l"],
+    &["-delete"],
+    &["-exec", "type", "{}", ";"],
+    &["-execdir", "type", "{}", "+"],
+    &["-fls", "out"],
+    &["-fprint", "out"],
+    &["-fprint0", "out"],
+    &["-fprintf", "out", "%p"],
+    &["-ls"],
+    &["-ok", "type", "{}", ";"],
+    &["-okdir", "type", "{}", ";"],
+    &["-print"],
+    &["-print0"],
+    &["-printf", "%p"],
+    &["-prune"],
+    &["-quit"],
+];
+
+#[test]
+fn every_word_of_finds_language_is_refused() {
+    // A tree where a misread word would show: files that a misread pattern would list,
+    // paths named like find's words and operands, and on PATH a program 'type' that
+    // leaves a mark when run (`-xtype` was once `-x type`).
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let tree = t.join("tree");
+    fs::create_dir(&tree).unwrap();
+    for name in ["x", "stamp", "ewer", "ot", "type", "list", "root"] {
+        fs::write(tree.join(name), b"").unwrap();
+    }
+    let bin = t.join("bin");
+    fs::create_dir(&bin).unwrap();
+    let mark = t.join("ran");
+    let program = bin.join("type");
+    fs::write(
+        &program,
+        format!("#!/bin/sh\ntouch {}\n", sh(mark.as_os_str().as_bytes())),
+    )
+    .unwrap();
+    fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for words in FIND_LANGUAGE {
+        // After the path, as find writes them, and before it.
+        for (before, after) in [(&["."][..], *words), (*words, &["."][..])] {
+            let r = run(Command::new(ftw_bin())
+                .current_dir(&tree)
+                .env("PATH", &path)
+                .arg("find")
+                .args(before)
+                .args(after));
+            let said = format!("{before:?} {after:?}: {}", r.stderr);
+            assert_eq!(r.code, 2, "{said}");
+            assert!(r.stdout.is_empty(), "{said}: nothing listed");
+            assert!(
+                r.stderr
+                    .starts_with(&format!("ftw find: '{}' is find's", words[0])),
+                "{said}"
+            );
+            assert_eq!(
+                r.stderr.lines().count(),
+                2,
+                "{said}: one line and the help's"
+            );
+            assert!(!mark.exists(), "{said}: a command was run");
+        }
+    }
+    // The same words as values of ftw's options, after '--' and inside -x's command
+    // are not find's: -g takes '-not' as its glob, -n '-newer' as a regex.
+    fs::write(tree.join("-not"), b"").unwrap();
+    fs::write(tree.join("-newer"), b"").unwrap();
+    for (args, listed) in [
+        (&["-g", "-not", "."][..], "./-not\n"),
+        (
+            &["-g", "-*", "-d", "1", "--sort", "."],
+            "./-newer\n./-not\n",
+        ),
+        (&["-n", "-newer", "."], "./-newer\n"),
+        (&["-F", "!", "."], ""),
+        (&["--", "-not"], ""),
+    ] {
+        let r = run(Command::new(ftw_bin())
+            .current_dir(&tree)
+            .arg("find")
+            .args(args));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert_eq!(String::from_utf8_lossy(&r.stdout), listed, "{args:?}");
+    }
+    // A command glued to -x is never taken: '-xtype' is not '-x type', nor is '-Lxtype',
+    // nor '--exec=env' followed by words checked as options, nor a word that is not
+    // UTF-8; and a command given to a cluster ending in -x ends at ';' as -x's does.
+    let odd = bin.join(std::ffi::OsStr::from_bytes(b"type\xff"));
+    fs::copy(&program, &odd).unwrap();
+    fs::set_permissions(&odd, fs::Permissions::from_mode(0o755)).unwrap();
+    let cases: &[&[&[u8]]] = &[
+        &[b"-xtype", b"l", b"."],
+        &[b"-Lxtype", b"l", b"."],
+        &[b"-Xtype", b"l", b"."],
+        &[b"--exec=env", b"-xtype", b"."],
+        &[b"--exec-batch=env", b"-newer", b"stamp", b"."],
+        &[b"-0x", b"env", b"--", b";", b"-xtype", b"."],
+        &[b"-Lx", b"echo", b"--", b";", b"-newer", b"stamp", b"."],
+        &[b"-xtype\xff", b"."],
+        &[b"-Lxtype\xff", b"."],
+        &[b"-x", b"echo", b";", b"-xtype\xff", b"."],
+    ];
+    for words in cases {
+        let words: Vec<&std::ffi::OsStr> = words
+            .iter()
+            .map(|w| std::ffi::OsStr::from_bytes(w))
+            .collect();
+        let r = run(Command::new(ftw_bin())
+            .current_dir(&tree)
+            .env("PATH", &path)
+            .arg("find")
+            .args(&words));
+        assert_eq!(r.code, 2, "{words:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{words:?}: nothing listed");
+        assert!(!mark.exists(), "{words:?}: a command was run");
+    }
+    // Words of a command given to a cluster ending in -x are the command's.
+    let r = run(Command::new(ftw_bin())
+        .current_dir(&tree)
+        .args(["find", "-Lx", "echo", "-not", ";", "-d", "1", "--sort", "."]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(String::from_utf8_lossy(&r.stdout).starts_with("-not ./-newer\n"));
+    // du: a word of find's is never an option with its value glued ('-or' would write
+    // the export to a file 'r'); a cluster of du's flags is du's ('-ls').
+    let r = run(Command::new(ftw_bin())
+        .current_dir(&tree)
+        .args(["du", "-or", "."]));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("ftw du: '-or' is find's word"),
+        "{}",
+        r.stderr
+    );
+    assert!(!tree.join("r").exists(), "du -or wrote a file");
+    let r = run(Command::new(ftw_bin())
+        .current_dir(&tree)
+        .args(["du", "-ls", "."]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
 #[test]
 fn negative_numbers_get_a_plain_message() {
     for args in [
