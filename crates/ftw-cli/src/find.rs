@@ -179,12 +179,11 @@ pub fn run(args: FindArgs) -> ExitCode {
         }
         b = b.filter_entry(move |e| SCRATCH.with_borrow_mut(|scratch| !ex.is_match(e, scratch)));
     }
-    // Metadata is asked for relative to the directory's handle (not with --sort, whose
-    // read-ahead the kept handles would turn off: by path there).
+    // Metadata is asked for relative to the directory's handle.
     let names = Names::stdout(args.color.color);
     let wants_metadata =
         format.as_ref().is_some_and(Format::needs_metadata) || names.needs_metadata();
-    if (select.needs_metadata() || wants_metadata) && !args.sort {
+    if select.needs_metadata() || wants_metadata {
         b = b.keep_handles(true);
     }
     if let Some(d) = args.max_depth {

@@ -54,6 +54,7 @@ mod node;
 mod parallel;
 pub mod pool;
 mod serial;
+mod step;
 
 pub use budget::Budget;
 pub use error::{Error, describe};
@@ -328,8 +329,9 @@ impl WalkBuilder {
     /// it needs is still being read. With 0, workers are added while reads wait on the
     /// disk, as in a parallel walk. The entries and their order are the same, but
     /// directories may be read before the visitor decides to [skip](Control::Skip) them
-    /// (not with a [`WalkBuilder::filter_entry`] or [`WalkBuilder::keep_handles`], which
-    /// turn read-ahead off).
+    /// (never one that [`WalkBuilder::filter_entry`] leaves out: the workers ask the
+    /// filter first). With [`WalkBuilder::keep_handles`], the walker opens each
+    /// directory read ahead once more for its handle, checked to be the one read.
     pub fn threads(mut self, n: usize) -> Self {
         self.opts.threads = n;
         self.opts.read_ahead = n != 1;

@@ -13,12 +13,13 @@
 use super::budget::Budget;
 use super::event::{DirEvent, Visitor};
 use super::listing::Listing;
-use super::node::{self, Handle, Id, RootStart};
+use super::node::{self, Handle, Id};
 use super::pool::{self, PoolOptions, PoolStats, Scope};
+use super::step::{self, Decision, Place, RootDecision};
 use super::{
-    Control, Entry, Error, Filter, Options, Origin, WalkBuilder, bytes_to_path, join, path_to_bytes,
+    Control, Entry, Error, Filter, Options, Origin, WalkBuilder, bytes_to_path, path_to_bytes,
 };
-use crate::sys::{Dir, DirBuf, FileType};
+use crate::sys::{Dir, DirBuf};
 use std::ffi::CStr;
 use std::io;
 use std::sync::Arc;
@@ -97,12 +98,6 @@ impl<S> Node<S> {
     fn lineage(&self) -> impl Iterator<Item = &Node<S>> {
         std::iter::successors(Some(self), |n| n.parent.0.as_deref())
     }
-}
-
-/// The name of a directory in its parent followed by its NUL, from a path that ends
-/// with it and a NUL (`None` for a root).
-fn c_name(path: &[u8], name_start: usize, depth: usize) -> Option<&[u8]> {
-    (depth > 0).then(|| &path[name_start..])
 }
 
 /// A handle a node keeps until it is left (with `keep_handles`). At most half of the
@@ -370,30 +365,6 @@ impl ParallelWalk {
     }
 }
 
-/// Reports a root (depth 0) to the worker's visitor; stops the walk if the visitor says
-/// so. `None` when the filter rejects it: it is neither reported nor entered, nor its
-/// errors told.
-fn visit_root<V: Visitor>(
-    ctx: &Ctx,
-    state: &mut WorkerState<V>,
-    scope: &Scope<'_, DirJob<V::State>>,
-    path: &[u8],
-    file_type: FileType,
-) -> Option<Control> {
-    let entry = Entry::root(path, file_type);
-    if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
-        return None;
-    }
-    if ctx.opts.min_depth > 0 {
-        return Some(Control::Continue);
-    }
-    let control = state.visitor.entry(Ok(&entry), None);
-    if control == Control::Stop {
-        scope.stop();
-    }
-    Some(control)
-}
-
 fn report<V: Visitor>(
     state: &mut WorkerState<V>,
     scope: &Scope<'_, DirJob<V::State>>,
@@ -403,21 +374,6 @@ fn report<V: Visitor>(
     if state.visitor.entry(Err(err), dir) == Control::Stop {
         scope.stop();
     }
-}
-
-/// Reports what failed on a root.
-fn report_root<V: Visitor>(
-    state: &mut WorkerState<V>,
-    scope: &Scope<'_, DirJob<V::State>>,
-    path: &[u8],
-    e: io::Error,
-) {
-    report(
-        state,
-        scope,
-        Error::io(bytes_to_path(path.to_vec()), 0, e),
-        None,
-    );
 }
 
 /// Opens a job's directory below a root, from its base handle: one component at a
@@ -440,6 +396,9 @@ fn open<S>(job: &DirJob<S>, opts: &Options) -> io::Result<(Dir, Option<Id>)> {
     node::open_child(&parent, name, job.via_link, want_id)
 }
 
+/// Runs one directory's job: opens the directory, reads it, enters it (a [`Node`]),
+/// reports its entries and pushes its subdirectories' jobs; leaves it here if no
+/// subdirectory is left to read.
 fn run_job<V>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
@@ -452,81 +411,194 @@ fn run_job<V>(
     if scope.is_stopped() {
         return;
     }
-    let opts = &ctx.opts;
-    let path = &job.path[..job.path.len() - 1];
-    // Open and identify the directory: time the pool watches.
-    let (dir, id, root_dev) = if job.depth == 0 {
-        let given = job.root_dir.take();
-        match scope.io(|| node::start_root(&bytes_to_path(path.to_vec()), given, opts)) {
-            RootStart::Dir(dir, id) => {
-                if visit_root(ctx, state, scope, path, FileType::Dir) != Some(Control::Continue)
-                    || opts.max_depth == 0
-                {
-                    return;
-                }
-                (dir, id, id.map_or(0, |(dev, _)| dev))
-            }
-            RootStart::Single(file_type) => {
-                visit_root(ctx, state, scope, path, file_type);
-                return;
-            }
-            RootStart::Unreadable(file_type, e) => {
-                // A root that exists but cannot be read is listed, then reported.
-                let control = visit_root(ctx, state, scope, path, file_type);
-                if control.is_some_and(|c| c != Control::Stop) {
-                    report_root(state, scope, path, e);
-                }
-                return;
-            }
-            RootStart::Failed(e) => {
-                report_root(state, scope, path, e);
-                return;
-            }
-        }
-    } else {
-        match scope.io(|| open(&job, opts)) {
-            // A mount point the walk does not cross (known only once opened, when its
-            // entry could not be identified).
-            Ok((_, id)) if opts.off_fs(id, job.root_dev) => {
-                let DirJob { parent, path, .. } = job;
-                finish(ctx, state, parent, scope, None, &path);
-                return;
-            }
-            Ok((dir, id)) => (dir, id, job.root_dev),
-            Err(e) => {
-                let err = Error::io(bytes_to_path(path.to_vec()), job.depth, e);
-                let DirJob { parent, path, .. } = job;
-                report(state, scope, err, parent.0.as_deref().map(|p| &p.state));
-                finish(ctx, state, parent, scope, None, &path);
-                return;
-            }
-        }
+    let Some((dir, id, root_dev)) = open_job(ctx, state, &mut job, scope) else {
+        return;
     };
-    state.list.clear();
-    let read = scope.io(|| {
-        opts.test_pause();
-        let r = state
-            .list
-            .read(&dir, &mut state.buf, opts.hooks.forget_types);
-        state.list.order_by_inode(opts);
-        state
-            .list
-            .resolve_all(&dir, opts.follow_links, opts.same_file_system);
-        r
-    });
-    // Share this directory's handle with its subdirectories' jobs while the budget
-    // allows (past it, they open themselves from the nearest shared ancestor, checking
-    // this one's identity); with `keep_handles`, pin it until it is left, within the
-    // pins' share of the budget.
+    let opts = &ctx.opts;
+    let read = scope.io(|| read_listing(opts, state, &dir));
     let depth = job.depth + 1;
     let has_dirs = state.list.last_dir().is_some() && depth < opts.max_depth;
-    let root = job.depth == 0;
-    let want_pin = opts.keep_handles && ctx.try_pin(root);
+    let mut kept = keep_handle(ctx, &state.list, dir, id, has_dirs, job.depth == 0);
+    let DirJob {
+        parent,
+        base,
+        path,
+        name_start,
+        depth: own_depth,
+        via_link,
+        ..
+    } = job;
+    let own = &path[..path.len() - 1];
+    let node = enter(
+        ctx,
+        state,
+        scope,
+        parent,
+        &mut kept,
+        (&path, name_start, own_depth, via_link),
+    );
+    if let Err(e) = read {
+        let err = Error::io(bytes_to_path(own.to_vec()), own_depth, e);
+        report(state, scope, err, Some(&node.state));
+    }
+    // Where the subdirectories open from: this directory's handle if it is kept; else
+    // this job's own base, with this directory's identity to check on the way.
+    let sub_base = match &kept.handle {
+        Some(h) => (Some((h.clone(), own.len())), None),
+        None => (base.clone(), node.id),
+    };
+    let at = Place {
+        parent: own,
+        depth,
+        dir: Some(kept.dir()),
+        root_dev,
+    };
+    let Some(last_sub) = report_entries(ctx, state, scope, &node, &at, has_dirs, &sub_base) else {
+        scope.stop();
+        return;
+    };
+    if let Some((last, link)) = last_sub {
+        let name = state.list.name(&state.list.items[last]);
+        let mut sub = path;
+        sub.pop(); // The NUL.
+        let job = sub_job(sub, name, &sub_base, link, &node, depth, root_dev);
+        // The job holds the node: this reference is not the last, so the node is not
+        // to be left here (and this job's path is not needed any more). Let go of it
+        // before the job can run, and finish, elsewhere.
+        drop((node, kept, base, sub_base));
+        scope.push(job);
+        return;
+    }
+    // A handle not pinned in the node is still the node's own, should it be left now
+    // (when it has no subdirectory left to read).
+    let carry = match (kept.local, &kept.handle) {
+        (Some(d), _) if opts.keep_handles => Some(d),
+        (None, Some(h)) if opts.keep_handles && node.handle.is_none() => (Arc::strong_count(&node)
+            == 1)
+            .then(|| h.dir.try_clone().ok())
+            .flatten(),
+        _ => None,
+    };
+    drop((kept.handle, base, sub_base));
+    finish(ctx, state, Parent(Some(node)), scope, carry, own);
+}
+
+/// Opens a job's directory: a root is started (typed, filtered, reported), a directory
+/// below opened from its base. Gives its handle, identity and its root's device; `None`
+/// when there is nothing to read (what failed was reported, and the job is done).
+fn open_job<V>(
+    ctx: &Ctx,
+    state: &mut WorkerState<V>,
+    job: &mut DirJob<V::State>,
+    scope: &Scope<'_, DirJob<V::State>>,
+) -> Option<(Dir, Option<Id>, u64)>
+where
+    V: Visitor,
+    V::State: Send + Sync,
+{
+    let opts = &ctx.opts;
+    let path = &job.path[..job.path.len() - 1];
+    if job.depth == 0 {
+        let root = bytes_to_path(path.to_vec());
+        let given = job.root_dir.take();
+        let decision = scope.io(|| step::root(opts, ctx.filter.as_ref(), &root, path, given));
+        let (file_type, show, error, mut enter) = match decision {
+            RootDecision::Dropped => return None,
+            RootDecision::Failed(e) => {
+                report(state, scope, e, None);
+                return None;
+            }
+            RootDecision::Kept {
+                file_type,
+                report,
+                error,
+                enter,
+            } => (file_type, report, error, enter),
+        };
+        if show {
+            match state.visitor.entry(Ok(&Entry::root(path, file_type)), None) {
+                Control::Stop => {
+                    scope.stop();
+                    return None;
+                }
+                Control::Skip => enter = None,
+                Control::Continue => {}
+            }
+        }
+        // A root that exists but cannot be read is listed, then reported.
+        if let Some(e) = error {
+            report(state, scope, e, None);
+        }
+        let (dir, id) = enter?;
+        return Some((dir, id, id.map_or(0, |(dev, _)| dev)));
+    }
+    match scope.io(|| open(job, opts)) {
+        // A mount point the walk does not cross (known only once opened, when its
+        // entry could not be identified).
+        Ok((_, id)) if opts.off_fs(id, job.root_dev) => {}
+        Ok((dir, id)) => return Some((dir, id, job.root_dev)),
+        Err(e) => {
+            let err = Error::io(bytes_to_path(path.to_vec()), job.depth, e);
+            report(state, scope, err, job.parent.0.as_deref().map(|p| &p.state));
+        }
+    }
+    let parent = Parent(job.parent.0.take());
+    finish(ctx, state, parent, scope, None, &job.path);
+    None
+}
+
+/// Reads `dir` into the worker's listing, ordered as asked and every type resolved.
+fn read_listing<V>(opts: &Options, state: &mut WorkerState<V>, dir: &Dir) -> io::Result<()> {
+    state.list.clear();
+    opts.test_pause();
+    let r = state
+        .list
+        .read(dir, &mut state.buf, opts.hooks.forget_types);
+    state.list.order_by_inode(opts);
+    state
+        .list
+        .resolve_all(dir, opts.follow_links, opts.same_file_system);
+    r
+}
+
+/// A directory's handle as its job keeps it: shared with its subdirectories' jobs
+/// (`handle`), or its own (`local`); pinned until it is left (`pin`); and its identity
+/// where a reopening will have to be checked.
+struct Kept {
+    handle: Option<Arc<Handle>>,
+    local: Option<Dir>,
+    pin: Option<Pin>,
+    id: Option<Id>,
+}
+
+impl Kept {
+    fn dir(&self) -> &Dir {
+        match (&self.handle, &self.local) {
+            (Some(h), _) => &h.dir,
+            (None, Some(d)) => d,
+            (None, None) => unreachable!("the handle is shared or local"),
+        }
+    }
+}
+
+/// Shares the directory's handle with its subdirectories' jobs while the budget allows
+/// (past it, they open themselves from the nearest shared ancestor, checking this one's
+/// identity); with `keep_handles`, pins it until it is left, within the pins' share of
+/// the budget.
+fn keep_handle(
+    ctx: &Ctx,
+    list: &Listing,
+    dir: Dir,
+    id: Option<Id>,
+    has_dirs: bool,
+    root: bool,
+) -> Kept {
+    let want_pin = ctx.opts.keep_handles && ctx.try_pin(root);
     // A root's handle is always shared: every job below has a base. That of a
     // directory with one subdirectory (a chain) may be shared beyond the others' limit,
     // by one handle a worker: where it could not be, each level of a deep chain would
     // be opened from further up.
-    let single = has_dirs && state.list.dirs_up_to(2) == 1;
+    let single = has_dirs && list.dirs_up_to(2) == 1;
     let limit = if single {
         ctx.single_limit
     } else {
@@ -552,171 +624,154 @@ fn run_job<V>(
             None
         }
     };
+    let mut kept = Kept {
+        handle,
+        local,
+        pin,
+        id,
+    };
     // Its identity, where a reopening will have to be checked: by the jobs below when
     // they open from an older ancestor, or by a child climbing back through `..`.
-    let mut own_id = id;
-    if own_id.is_none() && ((has_dirs && handle.is_none()) || (opts.keep_handles && pin.is_none()))
-    {
-        let d = handle.as_ref().map_or(local.as_ref(), |h| Some(&h.dir));
-        own_id = d.and_then(|d| node::identify(d).ok());
+    let unshared = has_dirs && kept.handle.is_none();
+    let unpinned = ctx.opts.keep_handles && kept.pin.is_none();
+    if kept.id.is_none() && (unshared || unpinned) {
+        kept.id = node::identify(kept.dir()).ok();
     }
-    let DirJob {
-        parent,
-        base,
-        path,
-        name_start,
-        depth: own_depth,
-        via_link,
-        ..
-    } = job;
-    let parent_state = parent.0.as_deref().map(|p| &p.state);
-    let dir_ref = match (&handle, &local) {
-        (Some(h), _) => &h.dir,
-        (None, Some(d)) => d,
-        (None, None) => unreachable!("the handle is shared or local"),
-    };
+    kept
+}
+
+/// Enters the directory of a job (its path followed by a NUL, where its name starts,
+/// its depth, whether through a link): tells the visitor, and makes its node, which
+/// takes the handle's pin.
+fn enter<V>(
+    ctx: &Ctx,
+    state: &mut WorkerState<V>,
+    scope: &Scope<'_, DirJob<V::State>>,
+    parent: Parent<V::State>,
+    kept: &mut Kept,
+    (path, name_start, depth, via_link): (&[u8], usize, usize, bool),
+) -> Arc<Node<V::State>>
+where
+    V: Visitor,
+    V::State: Send + Sync,
+{
+    let opts = &ctx.opts;
     let own = &path[..path.len() - 1];
+    // Its name in its parent, with the NUL (none for a root).
+    let name = (depth > 0).then(|| &path[name_start..]);
     let event = DirEvent {
         path: own,
-        name: c_name(&path, name_start, own_depth),
-        depth: own_depth,
-        dir: Some(dir_ref),
+        name,
+        depth,
+        dir: Some(kept.dir()),
         parent: parent.0.as_deref().and_then(|p| p.dir()),
         listing: Some(&state.list),
     };
+    let parent_state = parent.0.as_deref().map(|p| &p.state);
     let dir_state = in_visitor(scope, opts, || state.visitor.enter(&event, parent_state));
-    ctx.live(own_id.filter(|_| opts.follow_links), true);
-    let node = Arc::new(Node {
+    ctx.live(kept.id.filter(|_| opts.follow_links), true);
+    Arc::new(Node {
         parent,
-        name: if own_depth > 0 {
-            path[name_start..].into()
-        } else {
-            Box::default()
-        },
+        name: name.unwrap_or_default().into(),
         path_len: own.len(),
-        depth: own_depth,
-        id: own_id,
+        depth,
+        id: kept.id,
         via_link,
-        handle: pin,
+        handle: kept.pin.take(),
         state: dir_state,
-    });
-    if let Err(e) = read {
-        let err = Error::io(bytes_to_path(own.to_vec()), own_depth, e);
-        report(state, scope, err, Some(&node.state));
-    }
-    // Where the subdirectories open from: this directory's handle if it is kept; else
-    // this job's own base, with this directory's identity to check on the way.
-    let sub_base = match &handle {
-        Some(h) => (Some((h.clone(), own.len())), None),
-        None => (base.clone(), own_id),
-    };
+    })
+}
+
+/// Reports each entry of the worker's listing (the directory of `node`, found at
+/// `at`) to the visitor as [`step::decide`] says, and pushes a job for each
+/// subdirectory to enter but the last, which is given back (its index, and whether it
+/// is a followed link): its job takes over this job's path. `None` when the walk is to
+/// stop.
+fn report_entries<V>(
+    ctx: &Ctx,
+    state: &mut WorkerState<V>,
+    scope: &Scope<'_, DirJob<V::State>>,
+    node: &Arc<Node<V::State>>,
+    at: &Place<'_>,
+    has_dirs: bool,
+    sub_base: &(Option<(Arc<Handle>, usize)>, Option<Id>),
+) -> Option<Option<(usize, bool)>>
+where
+    V: Visitor,
+    V::State: Send + Sync,
+{
+    let opts = &ctx.opts;
     let mut last_sub = None;
-    let mut stop = false;
     for i in 0..state.list.items.len() {
         if scope.is_stopped() {
-            return;
+            return None;
         }
         let item = state.list.items[i];
-        let (file_type, followed_link, target) = match state.list.resolved(&item) {
-            Ok(typed) => typed,
-            Err(e) => {
-                let path = join(own, state.list.name(&item));
-                report(state, scope, Error::io(path, depth, e), Some(&node.state));
+        // Only where some directory of that identity is being walked are the
+        // ancestors looked at, to tell a loop from the same directory reached elsewhere.
+        let ancestor = |t| {
+            ctx.is_live(t)
+                .then(|| node::find_loop(node.lineage().map(|n| (n.id, n.path_len)), t))
+                .flatten()
+        };
+        let kept = match step::decide(
+            opts,
+            ctx.filter.as_ref(),
+            &mut state.list,
+            &item,
+            at,
+            ancestor,
+        ) {
+            Decision::Error(e) => {
+                report(state, scope, e, Some(&node.state));
                 continue;
             }
-        };
-        // Reported although its type could not be found: its error comes after it.
-        let late = state
-            .list
-            .take_error(&item)
-            .map(|e| Error::io(join(own, state.list.name(&item)), depth, e));
-        if let Some(t) = target.filter(|&t| opts.follow_links && ctx.is_live(t)) {
-            let ancestors = node.lineage().map(|n| (n.id, n.path_len));
-            if let Some(len) = node::find_loop(ancestors, t) {
-                let path = join(own, state.list.name(&item));
-                let ancestor = bytes_to_path(own[..len].to_vec());
-                report(
-                    state,
-                    scope,
-                    Error::fs_loop(path, depth, ancestor),
-                    Some(&node.state),
-                );
+            Decision::Dropped { late } => {
+                if let Some(err) = late {
+                    report(state, scope, err, Some(&node.state));
+                }
                 continue;
             }
-        }
-        let entry = Entry {
-            parent: own,
-            name: state.list.name(&item),
-            depth,
-            file_type,
-            followed_link,
-            ino: item.ino,
-            #[cfg(windows)]
-            meta: item.meta,
-            dir: Some(dir_ref),
-            c_name: Some(state.list.name_with_nul(&item)),
+            Decision::Kept(kept) => kept,
         };
-        let control = if ctx.filter.as_ref().is_some_and(|keep| !keep(&entry)) {
-            Control::Skip
-        } else if depth >= opts.min_depth {
+        let control = if kept.report {
+            let entry = Entry::listed(at, &state.list, &item, kept.file_type, kept.followed_link);
             in_visitor(scope, opts, || {
                 state.visitor.entry(Ok(&entry), Some(&node.state))
             })
         } else {
             Control::Continue
         };
-        if let Some(err) = late.filter(|_| control != Control::Stop) {
+        // Reported although its type could not be found: its error comes after it.
+        if let Some(err) = kept.late.filter(|_| control != Control::Stop) {
             report(state, scope, err, Some(&node.state));
         }
         match control {
-            Control::Stop => {
-                stop = true;
-                break;
-            }
+            Control::Stop => return None,
             Control::Skip => continue,
             Control::Continue => {}
         }
-        // A mount point is printed, not opened: its device is known from its entry.
-        if file_type == FileType::Dir && has_dirs && !opts.off_fs(target, root_dev) {
+        if kept.enter && has_dirs {
             // The last subdirectory is held back: once the listing is done, its job
             // takes over this job's path buffer instead of a copy, so that each level
             // of a deep chain costs the length of its name, not of its path.
-            if let Some((before, link)) = last_sub.replace((i, followed_link)) {
+            if let Some((before, link)) = last_sub.replace((i, kept.followed_link)) {
                 let name = state.list.name(&state.list.items[before]);
-                let mut sub = Vec::with_capacity(own.len() + name.len() + 2);
-                sub.extend_from_slice(own);
-                scope.push(sub_job(sub, name, &sub_base, link, &node, depth, root_dev));
+                let mut sub = Vec::with_capacity(at.parent.len() + name.len() + 2);
+                sub.extend_from_slice(at.parent);
+                scope.push(sub_job(
+                    sub,
+                    name,
+                    sub_base,
+                    link,
+                    node,
+                    at.depth,
+                    at.root_dev,
+                ));
             }
         }
     }
-    if stop {
-        scope.stop();
-        return;
-    }
-    if let Some((last, link)) = last_sub {
-        let name = state.list.name(&state.list.items[last]);
-        let mut sub = path;
-        sub.pop(); // The NUL.
-        let job = sub_job(sub, name, &sub_base, link, &node, depth, root_dev);
-        // The job holds the node: this reference is not the last, so the node is not
-        // to be left here (and this job's path is not needed any more). Let go of it
-        // before the job can run, and finish, elsewhere.
-        drop((node, handle, local, base, sub_base));
-        scope.push(job);
-        return;
-    }
-    // A handle not pinned in the node is still the node's own, should it be left now
-    // (when it has no subdirectory left to read).
-    let carry = match (local, &handle) {
-        (Some(d), _) if opts.keep_handles => Some(d),
-        (None, Some(h)) if opts.keep_handles && node.handle.is_none() => (Arc::strong_count(&node)
-            == 1)
-            .then(|| h.dir.try_clone().ok())
-            .flatten(),
-        _ => None,
-    };
-    drop((handle, base, sub_base));
-    finish(ctx, state, Parent(Some(node)), scope, carry, own);
+    Some(last_sub)
 }
 
 /// The job of a subdirectory `name` of `node`, whose path (without its NUL) `path`

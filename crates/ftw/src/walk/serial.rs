@@ -3,8 +3,9 @@
 
 use super::ahead::{AheadInfo, ReadAhead, Root, Take};
 use super::event::{DirEvent, Entries, Visitor};
-use super::listing::{Item, Listing};
-use super::node::{self, Id, RootStart};
+use super::listing::Listing;
+use super::node::{self, Id};
+use super::step::{self, Decision, Kept, Place, RootDecision};
 use super::{
     Control, DirEntry, Entry, Error, Filter, Options, Origin, WalkBuilder, bytes_to_path, join,
     path_to_bytes,
@@ -41,7 +42,8 @@ pub struct Walk {
     /// With `follow_links`: the frame of each directory on the stack, by identity, to see
     /// in one look whether a link leads back to one (a scan of the stack would cost the
     /// depth at every directory).
-    ancestors: std::collections::HashMap<Id, usize>,
+    /// The value: the frame's index and the length of its path.
+    ancestors: std::collections::HashMap<Id, (usize, usize)>,
     /// Frames whose handle was closed while subdirectories are left to open there:
     /// while there are any, a frame left hands its parent its `..`.
     closed_pending: usize,
@@ -118,54 +120,27 @@ enum Descent {
     Entered(Option<Error>),
 }
 
-fn entry<'a>(
-    path: &'a [u8],
-    frame: &'a Frame,
-    item: &Item,
-    file_type: FileType,
-    followed_link: bool,
-) -> Entry<'a> {
-    Entry {
-        parent: &path[..frame.path_len],
-        name: frame.list.name(item),
-        depth: frame.depth + 1,
-        file_type,
-        followed_link,
-        ino: item.ino,
-        #[cfg(windows)]
-        meta: item.meta,
-        dir: frame.dir.as_ref(),
-        c_name: Some(frame.list.name_with_nul(item)),
-    }
-}
-
 impl Walk {
     pub(crate) fn new(b: WalkBuilder) -> Walk {
-        // Read ahead only where it cannot change what is reported or opened: a sorted
-        // walk (the order is the walker's own) asked for with several threads, and no
-        // filter (which would have to run before the workers open a directory).
+        // Read ahead in a sorted walk (the order is the walker's own) asked for with
+        // several threads. The workers ask the walk's filter before they read a
+        // directory, as the walker does before it enters one.
         let threads = match b.opts.threads {
             0 => super::pool::cores(),
             n => n,
         };
         let share = super::Budget::new(b.opts.fd_budget).sorted();
         // The walker reads too (whenever the directory it needs is being read), so it
-        // counts as one of the threads. A walk that keeps handles for its visitor reads
-        // alone: a listing read ahead comes without its handle.
+        // counts as one of the threads.
         let workers = (threads - 1).min(share.max_workers);
-        let ahead = (b.opts.sort
-            && b.opts.read_ahead
-            && workers > 0
-            && b.filter.is_none()
-            && !b.opts.keep_handles)
-            .then(|| {
-                // By default, more workers when reads wait on the disk (a cold cache).
-                let max = match b.opts.threads {
-                    0 => super::Budget::new(b.opts.fd_budget).sorted_io_workers(),
-                    _ => workers,
-                };
-                ReadAhead::new(&b.opts, workers, max, share)
-            });
+        let ahead = (b.opts.sort && b.opts.read_ahead && workers > 0).then(|| {
+            // By default, more workers when reads wait on the disk (a cold cache).
+            let max = match b.opts.threads {
+                0 => super::Budget::new(b.opts.fd_budget).sorted_io_workers(),
+                _ => workers,
+            };
+            ReadAhead::new(&b.opts, b.filter.clone(), workers, max, share)
+        });
         let budget = if ahead.is_some() {
             share.walker
         } else {
@@ -364,7 +339,13 @@ impl Walk {
     fn current_entry(&self, file_type: FileType, followed_link: bool) -> Entry<'_> {
         let top = self.stack.last().expect("a child step has a frame");
         let item = &top.list.items[top.cursor - 1];
-        entry(&self.path, top, item, file_type, followed_link)
+        let at = Place {
+            parent: &self.path[..top.path_len],
+            depth: top.depth + 1,
+            dir: top.dir.as_ref(),
+            root_dev: self.root_dev,
+        };
+        Entry::listed(&at, &top.list, item, file_type, followed_link)
     }
 
     /// Do not open the directory last reported (no effect if it was not a directory).
@@ -438,46 +419,51 @@ impl Walk {
             }
             let item = top.list.items[top.cursor];
             top.cursor += 1;
-            let depth = top.depth + 1;
-            let (file_type, followed_link, target) = match top.list.resolved(&item) {
-                Ok(typed) => typed,
-                Err(e) => {
-                    let path = join(&self.path[..top.path_len], top.list.name(&item));
-                    return Some(Step::Error(Error::io(path, depth, e)));
-                }
+            let at = Place {
+                parent: &self.path[..top.path_len],
+                depth: top.depth + 1,
+                dir: top.dir.as_ref(),
+                root_dev: self.root_dev,
             };
-            // Reported although its type could not be found: its error comes next.
-            if let Some(e) = top.list.take_error(&item) {
-                let path = join(&self.path[..top.path_len], top.list.name(&item));
-                self.queued_error.push_back(Error::io(path, depth, e));
-            }
-            let top = self.stack.last().expect("frame");
-            if let Some(id) = target.filter(|_| self.opts.follow_links) {
-                if let Some(len) = self.ancestors.get(&id).map(|&i| self.stack[i].path_len) {
-                    let path = join(&self.path[..top.path_len], top.list.name(&item));
-                    let ancestor = bytes_to_path(self.path[..len].to_vec());
+            let ancestors = &self.ancestors;
+            let ancestor = |id| ancestors.get(&id).map(|&(_, path_len)| path_len);
+            let decision = step::decide(
+                &self.opts,
+                self.filter.as_ref(),
+                &mut top.list,
+                &item,
+                &at,
+                ancestor,
+            );
+            let kept = match decision {
+                Decision::Error(e) => {
                     if let Some(ahead) = &mut self.ahead {
                         // Queued by the workers (a followed link to a directory), never
                         // to be entered.
                         ahead.discard(&top.ahead, top.cursor - 1);
                     }
-                    return Some(Step::Error(Error::fs_loop(path, depth, ancestor)));
+                    return Some(Step::Error(e));
                 }
-            }
-            if let Some(filter) = &self.filter {
-                if !filter(&entry(&self.path, top, &item, file_type, followed_link)) {
+                Decision::Dropped { late } => {
+                    self.queued_error.extend(late);
                     continue;
                 }
-            }
-            // A mount point is printed, not opened: its device is known from its entry.
-            let other_fs = self.opts.off_fs(target, self.root_dev);
-            if file_type == FileType::Dir && depth < self.opts.max_depth && !other_fs {
+                Decision::Kept(kept) => kept,
+            };
+            // Reported although its type could not be found: its error comes next.
+            self.queued_error.extend(kept.late);
+            let Kept {
+                file_type,
+                followed_link,
+                ..
+            } = kept;
+            if kept.enter {
                 self.pending = Pending::Child {
                     via_link: followed_link,
                 };
             }
-            if depth >= self.opts.min_depth {
-                if self.opts.keep_handles && top.dir.is_none() {
+            if kept.report {
+                if self.opts.keep_handles && self.stack.last().is_some_and(|t| t.dir.is_none()) {
                     // Its handle could not be had back when a child was left: a last try
                     // (the entry is reported either way, without it if that fails, and
                     // the failure after it).
@@ -496,31 +482,31 @@ impl Walk {
         let root = origin.path;
         self.path.clear();
         self.path.extend_from_slice(&path_to_bytes(&root));
-        let file_type = match node::start_root(&root, origin.dir, &self.opts) {
-            RootStart::Dir(dir, id) => {
-                self.root_dev = id.map_or(0, |(dev, _)| dev);
-                if self.opts.max_depth > 0 {
+        let decision = step::root(
+            &self.opts,
+            self.filter.as_ref(),
+            &root,
+            &self.path,
+            origin.dir,
+        );
+        match decision {
+            RootDecision::Dropped => None,
+            RootDecision::Failed(e) => Some(Step::Error(e)),
+            RootDecision::Kept {
+                file_type,
+                report,
+                error,
+                enter,
+            } => {
+                if let Some((dir, id)) = enter {
+                    self.root_dev = id.map_or(0, |(dev, _)| dev);
                     self.pending = Pending::Root(dir, id);
                 }
-                FileType::Dir
-            }
-            RootStart::Single(file_type) => file_type,
-            RootStart::Unreadable(file_type, e) if self.opts.min_depth == 0 => {
-                self.queued_error.push_back(Error::io(root, 0, e));
-                file_type
-            }
-            RootStart::Unreadable(_, e) | RootStart::Failed(e) => {
-                return Some(Step::Error(Error::io(root, 0, e)));
-            }
-        };
-        if let Some(filter) = &self.filter {
-            if !filter(&Entry::root(&self.path, file_type)) {
-                self.pending = Pending::None;
-                self.queued_error.clear();
-                return None;
+                // An unreadable root is reported, then its error.
+                self.queued_error.extend(error);
+                report.then_some(Step::Root { file_type })
             }
         }
-        (self.opts.min_depth == 0).then_some(Step::Root { file_type })
     }
 
     /// Enters the directory last reported from the top frame: takes it from the
@@ -548,13 +534,31 @@ impl Walk {
         let want_id = self.opts.wants_ids() || self.ahead.is_some();
         let (dir, id, list, read_res, mut info) = match take {
             Take::Ready(Err(e)) => return Err(Error::io(child_path(self), depth, e)),
-            Take::Ready(Ok(r)) => (
-                None,
-                Some(r.id),
-                Some(r.list),
-                r.read_error.map_or(Ok(()), Err),
-                r.ahead,
-            ),
+            Take::Ready(Ok(r)) => {
+                // A listing read ahead comes without its handle: a walk that keeps
+                // handles opens the directory here, checked to be the one read.
+                let dir = if self.opts.keep_handles {
+                    self.make_room(2, &[parent]);
+                    let opened = self.ensure_open(parent).and_then(|()| {
+                        let top = &self.stack[parent];
+                        let dir = top.dir.as_ref().expect("ensured");
+                        let (d, _) =
+                            node::open_child(dir, top.list.c_name(&item), via_link, false)?;
+                        node::check(&d, Some(r.id))?;
+                        Ok(d)
+                    });
+                    Some(opened.map_err(|e| Error::io(child_path(self), depth, e))?)
+                } else {
+                    None
+                };
+                (
+                    dir,
+                    Some(r.id),
+                    Some(r.list),
+                    r.read_error.map_or(Ok(()), Err),
+                    r.ahead,
+                )
+            }
             Take::Yourself(shared, info) => {
                 let opened = match shared {
                     // The read-ahead shares the parent's handle.
@@ -654,7 +658,8 @@ impl Walk {
             self.open += 1;
         }
         if let (true, Some(id)) = (self.opts.follow_links, id) {
-            self.ancestors.insert(id, self.stack.len());
+            self.ancestors
+                .insert(id, (self.stack.len(), self.path.len()));
         }
         self.stack.push(Frame {
             dir,
@@ -679,6 +684,7 @@ impl Walk {
             let rel = self.path.len() + usize::from(!super::ends_with_sep(&self.path));
             ahead.set_root(root.map(|dir| Root {
                 dir,
+                path: self.path.as_slice().into(),
                 rel,
                 dev: self.root_dev,
             }))
@@ -702,7 +708,7 @@ impl Walk {
             self.closed_pending -= 1;
         }
         if let Some(id) = frame.id.filter(|_| self.opts.follow_links) {
-            if self.ancestors.get(&id) == Some(&self.stack.len()) {
+            if self.ancestors.get(&id).map(|&(i, _)| i) == Some(self.stack.len()) {
                 self.ancestors.remove(&id);
             }
         }

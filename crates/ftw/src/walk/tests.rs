@@ -286,6 +286,112 @@ fn reading_ahead_changes_nothing_the_walk_reports_whatever_its_window() {
 }
 
 #[test]
+fn reading_ahead_with_a_filter_reads_nothing_the_filter_leaves_out() {
+    // The filter leaves out every directory named `x` (and so all below it) and the
+    // files named `f1`: the workers must read ahead (the walk has more than one
+    // thread) and never a directory the walker would not enter.
+    let tmp = bushy();
+    let keep = |e: &Entry<'_>| e.name() != b"x" && e.name() != b"f1";
+    for follow in [false, true] {
+        let serial = in_order(
+            WalkBuilder::new(tmp.path())
+                .sort(true)
+                .follow_links(follow)
+                .threads(1)
+                .filter_entry(keep),
+            b"",
+        );
+        assert!(serial.len() > 50, "{}", serial.len());
+        assert!(
+            !serial.iter().any(|(p, ..)| p.ends_with("x/y")),
+            "{serial:?}"
+        );
+        for window in [(2, 1 << 20), (16, 40), ahead::WINDOW] {
+            let read = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let mut b = WalkBuilder::new(tmp.path())
+                .sort(true)
+                .follow_links(follow)
+                .threads(3)
+                .filter_entry(keep);
+            b.opts.hooks.ahead_window = window;
+            let seen = read.clone();
+            let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = started.clone();
+            b.opts.hooks.ahead_fault = Some(Fault(std::sync::Arc::new(move |path: &[u8]| {
+                seen.lock().unwrap().push(path.to_vec());
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            })));
+            let mut walk = b.build();
+            let mut v = Vec::new();
+            while let Some(item) = walk.next_entry() {
+                match item {
+                    Ok(e) => {
+                        // Hold the walker at the root's first entry until a worker reads.
+                        if v.len() == 1 {
+                            wait_for(&started);
+                        }
+                        v.push((e.path().to_path_buf(), e.depth(), true));
+                    }
+                    Err(e) => v.push((e.path().to_path_buf(), e.depth(), false)),
+                }
+            }
+            assert_eq!(v, serial, "follow {follow}, window {window:?}");
+            let read = read.lock().unwrap();
+            assert!(!read.is_empty(), "nothing was read ahead");
+            assert!(
+                !read
+                    .iter()
+                    .any(|p| p.split(|&b| b == b'/').any(|c| c == b"x")),
+                "read ahead below a directory left out: {:?}",
+                read.iter()
+                    .map(|p| String::from_utf8_lossy(p))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+#[test]
+fn reading_ahead_with_kept_handles_gives_every_entry_its_directory() {
+    // Every entry below the root comes with its directory's handle, through which it
+    // is found by name, in the order of the serial walk.
+    let tmp = bushy();
+    let walk = |threads: usize| {
+        let mut v = Vec::new();
+        let mut walk = WalkBuilder::new(tmp.path())
+            .sort(true)
+            .keep_handles(true)
+            .threads(threads)
+            .build();
+        let workers = walk.threads();
+        while let Some(item) = walk.next_entry() {
+            let e = item.expect("no errors in this tree");
+            if e.depth() > 0 {
+                let dir = e.dir().expect("a kept handle");
+                let m = dir
+                    .stat_at(e.c_name().unwrap(), crate::sys::StatMask::TYPE, false)
+                    .expect("found through its directory's handle");
+                let own = if e.path_is_symlink() {
+                    FileType::Symlink
+                } else {
+                    e.file_type()
+                };
+                assert_eq!(m.file_type(), own, "{}", e.path().display());
+            }
+            v.push((e.path(), e.depth()));
+        }
+        (v, workers)
+    };
+    let (serial, _) = walk(1);
+    assert!(serial.len() > 100, "{}", serial.len());
+    for threads in [2, 4] {
+        let (ahead, workers) = walk(threads);
+        assert_eq!(workers, threads, "read ahead on {threads} threads");
+        assert_eq!(ahead, serial, "{threads} threads");
+    }
+}
+
+#[test]
 fn reading_ahead_with_a_small_handle_budget_changes_nothing() {
     let tmp = comb(40);
     let serial = in_order(WalkBuilder::new(tmp.path()).sort(true).threads(1), b"");

@@ -31,11 +31,11 @@ mod order;
 mod slots;
 mod worker;
 
-use super::Options;
 use super::budget::SortedShare;
 use super::listing::Listing;
 use super::node::Handle;
 use super::pool::DiskWatch;
+use super::{Filter, Options};
 use crate::sys::{Dir, DirBuf};
 use order::{Group, Key, KeyNode, Waiting, prepare, push_group};
 use slots::SlotId;
@@ -104,8 +104,26 @@ pub(crate) enum Take {
 /// its device (for `same_file_system`).
 pub(crate) struct Root {
     pub(crate) dir: Dir,
+    /// Its path as given (the start of every entry's path below it).
+    pub(crate) path: Box<[u8]>,
     pub(crate) rel: usize,
     pub(crate) dev: u64,
+}
+
+impl Root {
+    /// The full path of the directory whose path below the root is `rel` (components
+    /// separated by `/`), as the walker makes it.
+    pub(crate) fn path_of(&self, rel: &[u8]) -> Vec<u8> {
+        let mut path = Vec::with_capacity(self.path.len() + rel.len() + 1);
+        path.extend_from_slice(&self.path);
+        for c in rel.split(|&b| b == b'/').filter(|c| !c.is_empty()) {
+            if !path.is_empty() && !super::ends_with_sep(&path) {
+                path.push(super::sep(&path));
+            }
+            path.extend_from_slice(c);
+        }
+        path
+    }
 }
 
 struct State {
@@ -155,6 +173,8 @@ struct Shared {
     window: usize,
     max_held: usize,
     opts: Options,
+    /// The walk's filter: a directory it leaves out is not read ahead either.
+    filter: Option<Filter>,
     /// Time spent reading directories, in all threads (see [`ReadAhead::grow`]).
     io_ns: AtomicU64,
 }
@@ -206,6 +226,7 @@ impl ReadAhead {
     /// (see [`ReadAhead::spawn_error`]).
     pub(crate) fn new(
         opts: &Options,
+        filter: Option<Filter>,
         threads: usize,
         max_threads: usize,
         share: SortedShare,
@@ -234,6 +255,7 @@ impl ReadAhead {
             window: window.max(1),
             max_held: max_held.max(1),
             opts: opts.clone(),
+            filter,
         });
         let mut ahead = ReadAhead {
             buf: DirBuf::with_capacity(opts.buf_size),
@@ -343,8 +365,8 @@ impl ReadAhead {
         // The root's path is followed by a `/` (unless it ends with one) where the path
         // below it starts.
         let rel = path.get(root.rel..).unwrap_or_default();
-        let opts = &self.shared.opts;
-        let Some(group) = prepare(opts, root, Some(rel), depth, list, key, id, None) else {
+        let (opts, filter) = (&self.shared.opts, self.shared.filter.as_ref());
+        let Some(group) = prepare(opts, filter, root, Some(rel), depth, list, key, id, None) else {
             return;
         };
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());

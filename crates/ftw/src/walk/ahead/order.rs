@@ -5,10 +5,10 @@
 use super::slots::SlotId;
 use super::{AheadInfo, MAX_REL, Root, State};
 use super::{Slot, Slots};
-use crate::sys::FileType;
-use crate::walk::Options;
 use crate::walk::listing::{Item, Listing};
 use crate::walk::node::Handle;
+use crate::walk::step::{self, Place};
+use crate::walk::{Entry, Filter, Options};
 use std::cmp::Ordering;
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -161,6 +161,7 @@ impl Waiting {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn prepare(
     opts: &Options,
+    filter: Option<&Filter>,
     root: &Arc<Root>,
     rel: Option<&[u8]>,
     depth: usize,
@@ -177,27 +178,53 @@ pub(super) fn prepare(
     if dir.is_none() && (rel_len.is_none() || id.is_none() && rel_len != Some(0)) {
         return None;
     }
-    let is_child = |item: &Item| item.file_type == FileType::Dir && !list.is_error(item);
+    // What the walker will enter, as it decides it (the visitor's word aside).
+    let enters = |item: &Item| {
+        !list.is_error(item)
+            && step::enters(opts, item.file_type, depth + 1, list.id(item), root.dev)
+    };
     let (count, bytes) = list
         .items
         .iter()
-        .filter(|item| is_child(item))
+        .filter(|item| enters(item))
         .fold((0, 0), |(n, b), item| {
             (n + 1, b + list.c_name(item).to_bytes_with_nul().len())
         });
     if count == 0 {
         return None;
     }
+    // The filter sees each subdirectory as the walker will show it: with its full path.
+    let parent = match (filter, rel) {
+        (None, _) => None,
+        (Some(_), None) => return None,
+        (Some(_), Some(rel)) => Some(root.path_of(rel)),
+    };
     let mut names = Vec::with_capacity(bytes);
     let mut children = Vec::with_capacity(count);
     for (i, item) in list.items.iter().enumerate() {
-        // A mount point the walk does not enter is not read either.
-        if !is_child(item) || opts.off_fs(list.id(item), root.dev) {
+        if !enters(item) {
             continue;
         }
         let name = list.c_name(item).to_bytes_with_nul();
         if dir.is_none() && rel_len.is_none_or(|len| len + name.len() > MAX_REL) {
             continue;
+        }
+        if let (Some(keep), Some(parent)) = (filter, &parent) {
+            let at = Place {
+                parent,
+                depth: depth + 1,
+                dir: dir.as_deref().map(|h| &h.dir),
+                root_dev: root.dev,
+            };
+            if !keep(&Entry::listed(
+                &at,
+                list,
+                item,
+                item.file_type,
+                item.followed_link,
+            )) {
+                continue;
+            }
         }
         children.push(Child {
             name: names.len() as u32,

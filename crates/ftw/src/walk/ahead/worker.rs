@@ -134,6 +134,7 @@ fn read_job(shared: &Shared, job: &mut Job, buf: &mut DirBuf, path: &mut Vec<u8>
     let rel = group.rel.as_ref().map(|_| &path[..]);
     let children = prepare(
         opts,
+        shared.filter.as_ref(),
         &group.root,
         rel,
         group.depth,
