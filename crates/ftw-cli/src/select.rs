@@ -94,7 +94,8 @@ pub struct FilterArgs {
 
     /// Leave out entries matching the glob, and everything below a directory that does
     /// (it is not even opened). A glob without '/' matches names ('.git', '*.o'); one
-    /// with '/' the end of the path ('src/gen'). Several: any of them.
+    /// with '/' the end of the path ('src/gen'); one starting with '/' the path below
+    /// each PATH ('/src': ./src, not ./a/src). Several: any of them.
     #[arg(
         short = 'E',
         long = "exclude",

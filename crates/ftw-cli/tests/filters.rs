@@ -217,6 +217,17 @@ fn each_filter_lists_what_find_lists() {
             "-print0",
         ],
     );
+    // A glob that starts with '/' is anchored at the PATH: '/src' is the root's own
+    // 'src', '/sub*' the root's entries only (not src/sub), '/src/sub' one directory.
+    let r = root.to_str().unwrap();
+    for (glob, below) in [("/src", "src"), ("/sub*", "sub*"), ("/src/sub", "src/sub")] {
+        let path = format!("{r}/{below}");
+        same(
+            &root,
+            &["-E", glob],
+            &["-path", &path, "-prune", "-o", "-print0"],
+        );
+    }
 }
 
 #[test]

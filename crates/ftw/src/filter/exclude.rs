@@ -11,7 +11,8 @@ use std::path::Path;
 /// Exclusion globs, as `fd --exclude` and `find -prune` use them. A glob without a `/`
 /// matches names (`*.o`, `.git`, `node_modules`); one with a `/` matches the end of the
 /// path, at a component's start (`src/gen` excludes `./a/src/gen`; `*` does not cross a
-/// `/`; `**` does). Case matters.
+/// `/`; `**` does); one that starts with `/` is anchored at the walk's root, as in a
+/// `.gitignore` at the root (`/src` excludes `./src`, not `./a/src`). Case matters.
 ///
 /// Simple name globs (a literal name, `*.ext`, `prefix*`, `*suffix`, and a group of
 /// literal alternatives written out into those, like `*.{c,h}`) are sorted out first: a
@@ -23,6 +24,10 @@ use std::path::Path;
 /// assert!(ex.is_match_name(b".git") && ex.is_match_name(b"main.o"));
 /// assert!(!ex.is_match_name(b"main.c"));
 /// assert!(ex.is_match_path(b"./x/build/out") && !ex.is_match_path(b"./x/rebuild/out"));
+///
+/// let anchored = Excludes::new(&["/src/gen".into()])?;
+/// assert!(anchored.is_match_below_root(b"src/gen"));
+/// assert!(!anchored.is_match_below_root(b"a/src/gen"));
 /// # Ok::<(), ftw::filter::PatternError>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -35,6 +40,8 @@ pub struct Excludes {
     suffixes: Vec<Vec<u8>>,
     names: Option<GlobSet>,
     paths: Option<GlobSet>,
+    /// Globs that start with `/`, without it: matched against the path below the root.
+    anchored: Option<GlobSet>,
 }
 
 /// A set of literals (names or extensions): one of up to 7 bytes is packed into a `u64`
@@ -147,6 +154,8 @@ impl Excludes {
     pub fn new(globs: &[String]) -> Result<Excludes, PatternError> {
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();
+        let mut anchored = GlobSetBuilder::new();
+        let mut any_anchored = false;
         let mut any_path = false;
         let mut any_name = false;
         let mut literal = Lookup::default();
@@ -158,9 +167,12 @@ impl Excludes {
                 reason: e.kind().to_string(),
             };
             let trimmed = g.trim_end_matches('/');
-            let (builder, source) = if trimmed.contains('/') {
+            let (builder, source) = if let Some(below) = trimmed.strip_prefix('/') {
+                any_anchored = true;
+                (&mut anchored, Cow::Borrowed(below.trim_start_matches('/')))
+            } else if trimmed.contains('/') {
                 any_path = true;
-                let source = if trimmed.starts_with('/') || trimmed.starts_with("**/") {
+                let source = if trimmed.starts_with("**/") {
                     Cow::Borrowed(trimmed)
                 } else {
                     Cow::Owned(format!("**/{trimmed}"))
@@ -208,6 +220,11 @@ impl Excludes {
             suffixes,
             names: if any_name { Some(build(names)?) } else { None },
             paths: if any_path { Some(build(paths)?) } else { None },
+            anchored: if any_anchored {
+                Some(build(anchored)?)
+            } else {
+                None
+            },
         })
     }
 
@@ -256,6 +273,14 @@ impl Excludes {
             .is_some_and(|p| p.is_match_candidate(&Candidate::new(as_path(path).as_ref())))
     }
 
+    /// Whether a path below a root (`src/gen` for `./src/gen`) is excluded by a glob
+    /// that starts with `/`.
+    pub fn is_match_below_root(&self, below: &[u8]) -> bool {
+        self.anchored
+            .as_ref()
+            .is_some_and(|p| p.is_match_candidate(&Candidate::new(as_path(below).as_ref())))
+    }
+
     /// Whether the entry is excluded (its path is built in `scratch` only when a glob
     /// needs it). The roots themselves are never excluded.
     pub fn is_match(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
@@ -265,13 +290,30 @@ impl Excludes {
         if self.is_match_name(e.name()) {
             return true;
         }
-        if self.paths.is_some() {
-            scratch.clear();
-            e.write_path(scratch);
-            return self.is_match_path(scratch);
+        if self.paths.is_none() && self.anchored.is_none() {
+            return false;
         }
-        false
+        scratch.clear();
+        e.write_path(scratch);
+        self.is_match_path(scratch)
+            || self.is_match_below_root(below_root(scratch, e.depth()))
     }
+}
+
+/// The last `depth` components of `path`: an entry's path below its root (names hold
+/// no separator, whatever the root's path holds).
+fn below_root(path: &[u8], depth: usize) -> &[u8] {
+    let is_sep = |b: &u8| *b == b'/' || (cfg!(windows) && *b == b'\\');
+    let mut seen = 0;
+    for (i, b) in path.iter().enumerate().rev() {
+        if is_sep(b) {
+            seen += 1;
+            if seen == depth {
+                return &path[i + 1..];
+            }
+        }
+    }
+    path
 }
 
 #[cfg(unix)]
