@@ -514,7 +514,7 @@ fn finish(status: u8, errors: u64) -> ExitCode {
 /// The terminal's columns and rows: asked of standard output, else `COLUMNS` and
 /// `LINES`, else 80 by 24.
 fn terminal_size() -> (u16, u16) {
-    if let Some(size) = ftw::sys::terminal_size() {
+    if let Some(size) = crate::process::terminal_size() {
         return size;
     }
     let var = |name: &str, default: u16| {
