@@ -402,6 +402,13 @@ pub fn fd_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
 
+/// How many file descriptors this process has open (the entries of `/proc/self/fd`,
+/// less the one that reads them); `None` where `/proc` is not mounted.
+pub(crate) fn open_fds() -> Option<usize> {
+    let n = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    Some(n.saturating_sub(1))
+}
+
 /// The address space this process may still map under its limit (`ulimit -v`,
 /// `RLIMIT_AS`), in bytes; `None` when there is no limit (or it cannot be read).
 ///

@@ -324,6 +324,13 @@ pub fn fd_limit() -> Option<u64> {
     None
 }
 
+/// How many file descriptors this process has open, where the system lists them in
+/// `/proc/self/fd` (less the one that reads the list); `None` elsewhere.
+pub(crate) fn open_fds() -> Option<usize> {
+    let n = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    Some(n.saturating_sub(1))
+}
+
 /// The address space this process may still map under a limit: no such limit here.
 pub fn address_space_room() -> Option<u64> {
     None

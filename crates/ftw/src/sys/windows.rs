@@ -1729,6 +1729,12 @@ pub fn fd_limit() -> Option<u64> {
     None
 }
 
+/// How many handles this process has open: not counted here, where [`fd_limit`] sets
+/// no limit to compare them with.
+pub(crate) fn open_fds() -> Option<usize> {
+    None
+}
+
 /// The address space this process may still map under a limit: no such limit here.
 pub fn address_space_room() -> Option<u64> {
     None
