@@ -377,7 +377,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     let out = match Output::stdout() {
         Ok(o) => Arc::new(Mutex::new(o)),
         Err(e) => {
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
             return ExitCode::from(1);
         }
     };
@@ -439,7 +439,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
                 } else {
                     crate::os::bytes(file.as_os_str())
                 };
-                report(&what, &ftw::walk::describe(&e));
+                report(&what, &crate::msg::describe(&e));
                 status = 1;
             }
         }
@@ -482,7 +482,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         Ok(()) => {}
         Err(Closed::Pipe) => return finish(status, usage.errors),
         Err(Closed::Failed(e)) => {
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
             status = 1;
         }
     }

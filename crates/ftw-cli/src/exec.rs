@@ -232,7 +232,7 @@ impl Outcome {
     fn spawn_failed(&self, program: &OsString, e: &std::io::Error) {
         self.failed.store(true, Ordering::Relaxed);
         if !self.spawn_reported.swap(true, Ordering::Relaxed) {
-            report(&crate::os::bytes(program), &ftw::walk::describe(e));
+            report(&crate::os::bytes(program), &crate::msg::describe(e));
         }
     }
 

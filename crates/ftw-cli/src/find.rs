@@ -151,7 +151,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     let mut out = match Output::stdout() {
         Ok(o) => o,
         Err(e) => {
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
             return ExitCode::from(1);
         }
     };
@@ -237,7 +237,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     match closed {
         Some(Closed::Pipe) => return ExitCode::SUCCESS,
         Some(Closed::Failed(e)) => {
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
             return ExitCode::from(1);
         }
         None => {}
@@ -270,7 +270,7 @@ impl Records<'_> {
                     failed.store(true, Ordering::Relaxed);
                     let mut path = Vec::new();
                     entry.write_path(&mut path);
-                    report(&path, &ftw::walk::describe(&e));
+                    report(&path, &crate::msg::describe(&e));
                     return false;
                 }
             }
@@ -337,7 +337,7 @@ fn warn_threads(e: &std::io::Error, n: usize) {
     let threads = if n == 1 { "thread" } else { "threads" };
     warn(&format!(
         "cannot start a thread: {}: running with {n} {threads}",
-        ftw::walk::describe(e)
+        crate::msg::describe(e)
     ));
 }
 

@@ -104,7 +104,7 @@ fn main() -> ExitCode {
                     msg::warn(&format!(
                         "cannot start a thread: {}: running on a main stack of {} KiB \
                          (ulimit -s), which may be too small",
-                        ftw::walk::describe(&e),
+                        msg::describe(&e),
                         limit >> 10
                     ));
                 }

@@ -85,7 +85,7 @@ pub fn report_error(e: &io::Error) -> bool {
     if e.kind() == io::ErrorKind::BrokenPipe {
         return false;
     }
-    crate::msg::report(b"standard output", &ftw::walk::describe(e));
+    crate::msg::report(b"standard output", &crate::msg::describe(e));
     true
 }
 

@@ -139,7 +139,7 @@ impl Select {
                 FILTER_FAILED.store(true, Ordering::Relaxed);
                 scratch.clear();
                 e.write_path(scratch);
-                crate::msg::report(scratch, &ftw::walk::describe(&err));
+                crate::msg::report(scratch, &crate::msg::describe(&err));
                 false
             }
         };

@@ -56,7 +56,8 @@ pub mod pool;
 mod serial;
 
 pub use budget::Budget;
-pub use error::{Error, describe};
+pub use error::Error;
+pub(crate) use error::describe;
 pub use event::{DirEvent, Visitor};
 pub use parallel::{ParallelVisitor, ParallelWalk};
 pub use serial::Walk;
