@@ -560,11 +560,9 @@ fn parallel(
         stats
     });
     // One warning at most: the walk's threads or the writer, whichever failed first.
-    let error = stats
-        .spawn_error
-        .or_else(|| writer_error.into_inner().unwrap_or_else(|e| e.into_inner()));
-    if let Some(e) = error {
-        warn_threads(&e, stats.threads.max(1));
+    let writer_error = writer_error.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = stats.spawn_error().or(writer_error.as_ref()) {
+        warn_threads(e, stats.threads().max(1));
     }
     sink.into_inner().unwrap_or_else(|e| e.into_inner()).1
 }

@@ -7,8 +7,9 @@ use ftw::filter::{
     Case, Excludes, Filter, Ignore, IgnoreOptions, PatternKind, Patterns, Rules, SizeLimit, Time,
     Types,
 };
-use ftw::walk::pool::PoolStats;
-use ftw::walk::{Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk};
+use ftw::walk::{
+    Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk, WalkStats,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -291,7 +292,7 @@ where
 }
 
 /// Runs a parallel walk through `ignore`'s rules, if any.
-pub fn visit_parallel<V, M>(walk: ParallelWalk, ignore: Option<&Ignore>, make: M) -> PoolStats
+pub fn visit_parallel<V, M>(walk: ParallelWalk, ignore: Option<&Ignore>, make: M) -> WalkStats
 where
     V: ParallelVisitor,
     M: Fn() -> V + Sync,

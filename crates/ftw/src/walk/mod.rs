@@ -52,7 +52,7 @@ mod event;
 pub(crate) mod listing;
 mod node;
 mod parallel;
-pub mod pool;
+mod pool;
 mod serial;
 
 pub use budget::Budget;
@@ -60,6 +60,7 @@ pub use error::Error;
 pub(crate) use error::describe;
 pub use event::{DirEvent, Visitor};
 pub use parallel::{ParallelVisitor, ParallelWalk};
+pub use pool::WalkStats;
 pub use serial::Walk;
 
 use crate::sys::{Dir, FileType, Metadata, StatMask};
