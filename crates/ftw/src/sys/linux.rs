@@ -1,4 +1,7 @@
 //! Linux: `openat`, `getdents64`, `statx` and `unlinkat` through `rustix`.
+//!
+//! No `unsafe` code: `rustix`'s API is safe (its own `unsafe` lies within it), and this
+//! module does not lift the crate's `#![deny(unsafe_code)]`.
 
 use super::{DEFAULT_DIR_BUF, FileType, Metadata, RawEntry, StatMask, is_dot};
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, RawDir, StatxFlags};
