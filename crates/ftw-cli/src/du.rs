@@ -377,7 +377,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     let out = match Output::stdout() {
         Ok(o) => Arc::new(Mutex::new(o)),
         Err(e) => {
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
             return ExitCode::from(1);
         }
     };
@@ -439,7 +439,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
                 } else {
                     crate::os::bytes(file.as_os_str())
                 };
-                report(&what, &ftw::walk::describe(&e));
+                report(&what, &crate::msg::describe(&e));
                 status = 1;
             }
         }
@@ -482,7 +482,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         Ok(()) => {}
         Err(Closed::Pipe) => return finish(status, usage.errors),
         Err(Closed::Failed(e)) => {
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
             status = 1;
         }
     }
@@ -514,7 +514,7 @@ fn finish(status: u8, errors: u64) -> ExitCode {
 /// The terminal's columns and rows: asked of standard output, else `COLUMNS` and
 /// `LINES`, else 80 by 24.
 fn terminal_size() -> (u16, u16) {
-    if let Some(size) = ftw::sys::terminal_size() {
+    if let Some(size) = crate::process::terminal_size() {
         return size;
     }
     let var = |name: &str, default: u16| {

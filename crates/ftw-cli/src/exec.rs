@@ -232,7 +232,7 @@ impl Outcome {
     fn spawn_failed(&self, program: &OsString, e: &std::io::Error) {
         self.failed.store(true, Ordering::Relaxed);
         if !self.spawn_reported.swap(true, Ordering::Relaxed) {
-            report(&crate::os::bytes(program), &ftw::walk::describe(e));
+            report(&crate::os::bytes(program), &crate::msg::describe(e));
         }
     }
 
@@ -268,7 +268,7 @@ impl Outcome {
         if crate::output::stdout_closed_at_start() {
             // Standard output was closed: the command finds it closed too, not the
             // /dev/null that Rust's runtime put in its place (as find's -exec would).
-            ftw::sys::close_stdout_on_exec(&mut c);
+            crate::process::close_stdout_on_exec(&mut c);
         }
         match c.status() {
             Ok(s) if s.success() => {}
@@ -403,7 +403,7 @@ pub fn batch(
         .map(|(k, v)| k.len() + v.len() + 2 + PTR)
         .sum();
     // Room for what the kernel adds, and for the loader's own strings.
-    let room = ftw::sys::arg_max().saturating_sub(env + t.fixed_cost() + 4096);
+    let room = crate::process::arg_max().saturating_sub(env + t.fixed_cost() + 4096);
     let mut start = 0;
     while start < paths.len() {
         let mut used = 0;

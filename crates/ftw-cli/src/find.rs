@@ -151,7 +151,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     let mut out = match Output::stdout() {
         Ok(o) => o,
         Err(e) => {
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
             return ExitCode::from(1);
         }
     };
@@ -236,7 +236,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     match closed {
         Some(Closed::Pipe) => return ExitCode::SUCCESS,
         Some(Closed::Failed(e)) => {
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
             return ExitCode::from(1);
         }
         None => {}
@@ -269,7 +269,7 @@ impl Records<'_> {
                     failed.store(true, Ordering::Relaxed);
                     let mut path = Vec::new();
                     entry.write_path(&mut path);
-                    report(&path, &ftw::walk::describe(&e));
+                    report(&path, &crate::msg::describe(&e));
                     return false;
                 }
             }
@@ -336,7 +336,7 @@ fn warn_threads(e: &std::io::Error, n: usize) {
     let threads = if n == 1 { "thread" } else { "threads" };
     warn(&format!(
         "cannot start a thread: {}: running with {n} {threads}",
-        ftw::walk::describe(e)
+        crate::msg::describe(e)
     ));
 }
 
@@ -559,11 +559,9 @@ fn parallel(
         stats
     });
     // One warning at most: the walk's threads or the writer, whichever failed first.
-    let error = stats
-        .spawn_error
-        .or_else(|| writer_error.into_inner().unwrap_or_else(|e| e.into_inner()));
-    if let Some(e) = error {
-        warn_threads(&e, stats.threads.max(1));
+    let writer_error = writer_error.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = stats.spawn_error().or(writer_error.as_ref()) {
+        warn_threads(e, stats.threads().max(1));
     }
     sink.into_inner().unwrap_or_else(|e| e.into_inner()).1
 }

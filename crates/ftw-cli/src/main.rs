@@ -1,5 +1,6 @@
 //! The `ftw` command: argument parsing and dispatch. The work is done by the `ftw`
-//! library; this crate only wires options and formats output.
+//! library; this crate wires options, formats output, and keeps the little it asks of
+//! its own process (`process`: stack limit, terminal size, a closed standard output).
 
 mod du;
 mod exec;
@@ -11,6 +12,7 @@ mod hints;
 mod msg;
 mod os;
 mod output;
+mod process;
 mod progress;
 mod rm;
 mod select;
@@ -81,7 +83,7 @@ const STACK: usize = 8 << 20;
 const TOO_SMALL_MAIN_STACK: u64 = 64 << 10;
 
 fn main() -> ExitCode {
-    if ftw::sys::main_stack_limit().is_some_and(|limit| limit < SMALL_MAIN_STACK) {
+    if process::main_stack_limit().is_some_and(|limit| limit < SMALL_MAIN_STACK) {
         // A resource limit is no reason to stop: a thread's stack is not bound by it.
         let started = std::thread::Builder::new()
             .name("main".into())
@@ -97,12 +99,12 @@ fn main() -> ExitCode {
                 // No thread can be started (`ulimit -u`): the main thread goes on, its
                 // stack allowed to grow as far as the hard limit lets it (a soft limit
                 // of 16 KiB would end it in parsing the command line).
-                let now = ftw::sys::raise_main_stack_limit(STACK as u64);
+                let now = process::raise_main_stack_limit(STACK as u64);
                 if let Some(limit) = now.filter(|&l| l < TOO_SMALL_MAIN_STACK) {
                     msg::warn(&format!(
                         "cannot start a thread: {}: running on a main stack of {} KiB \
                          (ulimit -s), which may be too small",
-                        ftw::walk::describe(&e),
+                        msg::describe(&e),
                         limit >> 10
                     ));
                 }

@@ -21,6 +21,16 @@ pub fn report(path: &[u8], reason: &str) {
     let _ = std::io::stderr().lock().write_all(&line);
 }
 
+/// An `io::Error` as a person reads it, without the "(os error N)" tail: "Permission
+/// denied", not "Permission denied (os error 13)".
+pub fn describe(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
+    }
+}
+
 /// A reason made one line for the terminal: its control characters (from a path the
 /// library wrote into it) escaped as names are; the rest, backslashes included, as is.
 fn one_line(reason: &str) -> std::borrow::Cow<'_, str> {
@@ -123,7 +133,7 @@ fn reason(err: &ftw::walk::Error) -> String {
     {
         Some(d) => format!(
             "{}: its directory {} is not writable",
-            ftw::walk::describe(d.io_error()),
+            describe(d.io_error()),
             quoted(d.dir())
         ),
         None => err.reason(),
@@ -152,5 +162,19 @@ pub fn note_type(t: &str) {
         )),
         "x" => not_on_windows("-t x: Windows files have no executable bit: nothing matches"),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+    use std::io;
+
+    #[test]
+    fn describe_drops_the_os_error_tail_only() {
+        let e = io::Error::from_raw_os_error(2);
+        assert!(e.to_string().ends_with(")"));
+        assert!(!describe(&e).contains("os error"), "{}", describe(&e));
+        assert_eq!(describe(&io::Error::other("as (it) is")), "as (it) is");
     }
 }

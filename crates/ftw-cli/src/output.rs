@@ -49,7 +49,7 @@ fn closed_error() -> io::Error {
 
 /// Whether standard output was closed when ftw started.
 pub fn stdout_closed_at_start() -> bool {
-    ftw::sys::stdout_closed_at_start()
+    crate::process::stdout_closed_at_start()
 }
 
 /// Standard output for what is written whole or through a `BufWriter` (an export,
@@ -85,7 +85,7 @@ pub fn report_error(e: &io::Error) -> bool {
     if e.kind() == io::ErrorKind::BrokenPipe {
         return false;
     }
-    crate::msg::report(b"standard output", &ftw::walk::describe(e));
+    crate::msg::report(b"standard output", &crate::msg::describe(e));
     true
 }
 
@@ -114,7 +114,7 @@ impl Output {
     /// that writes nothing does not fail.
     pub fn stdout() -> io::Result<Output> {
         let stdout = io::stdout();
-        if ftw::sys::stdout_closed_at_start() {
+        if crate::process::stdout_closed_at_start() {
             return Ok(Output::with(None, 4 << 10));
         }
         let chunk = if stdout.is_terminal() {

@@ -166,7 +166,7 @@ impl CliReport {
         }
         if let Closed::Failed(e) = c {
             self.failed.store(true, Ordering::Relaxed);
-            report(b"standard output", &ftw::walk::describe(&e));
+            report(b"standard output", &crate::msg::describe(&e));
         }
     }
 }
@@ -217,7 +217,7 @@ pub fn run(args: RmArgs) -> ExitCode {
         match Output::stdout() {
             Ok(o) => Some(Mutex::new(o)),
             Err(e) => {
-                report(b"standard output", &ftw::walk::describe(&e));
+                report(b"standard output", &crate::msg::describe(&e));
                 return ExitCode::from(1);
             }
         }
@@ -263,7 +263,7 @@ pub fn run(args: RmArgs) -> ExitCode {
             let threads = if *n == 1 { "thread" } else { "threads" };
             warn(&format!(
                 "cannot start a thread: {}: running with {n} {threads}",
-                ftw::walk::describe(e)
+                crate::msg::describe(e)
             ));
         }
     }

@@ -7,8 +7,9 @@ use ftw::filter::{
     Case, Excludes, Filter, Ignore, IgnoreOptions, PatternKind, Patterns, Rules, SizeLimit, Time,
     Types,
 };
-use ftw::walk::pool::PoolStats;
-use ftw::walk::{Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk};
+use ftw::walk::{
+    Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk, WalkStats,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -160,7 +161,7 @@ impl Select {
                 FILTER_FAILED.store(true, Ordering::Relaxed);
                 scratch.clear();
                 e.write_path(scratch);
-                crate::msg::report(scratch, &ftw::walk::describe(&err));
+                crate::msg::report(scratch, &crate::msg::describe(&err));
                 false
             }
         };
@@ -312,7 +313,7 @@ where
 }
 
 /// Runs a parallel walk through `ignore`'s rules, if any.
-pub fn visit_parallel<V, M>(walk: ParallelWalk, ignore: Option<&Ignore>, make: M) -> PoolStats
+pub fn visit_parallel<V, M>(walk: ParallelWalk, ignore: Option<&Ignore>, make: M) -> WalkStats
 where
     V: ParallelVisitor,
     M: Fn() -> V + Sync,

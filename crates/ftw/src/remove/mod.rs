@@ -418,20 +418,13 @@ struct Shared<'a> {
 /// removal instead of failing it.
 fn default_fd_budget() -> usize {
     let budget = crate::walk::Budget::from_limit().handles();
-    let (Some(limit), Some(open)) = (sys::fd_limit(), open_fds()) else {
+    let (Some(limit), Some(open)) = (sys::fd_limit(), sys::open_fds()) else {
         return budget;
     };
     let free = usize::try_from(limit)
         .unwrap_or(usize::MAX)
         .saturating_sub(open);
     budget.min(free.saturating_sub(2)).max(2)
-}
-
-/// How many descriptors this process has open, where the system says.
-fn open_fds() -> Option<usize> {
-    // Less the one that reads the list.
-    let n = std::fs::read_dir("/proc/self/fd").ok()?.count();
-    Some(n.saturating_sub(1))
 }
 
 impl<'a> Shared<'a> {

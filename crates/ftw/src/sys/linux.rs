@@ -1,4 +1,7 @@
 //! Linux: `openat`, `getdents64`, `statx` and `unlinkat` through `rustix`.
+//!
+//! No `unsafe` code: `rustix`'s API is safe (its own `unsafe` lies within it), and this
+//! module does not lift the crate's `#![deny(unsafe_code)]`.
 
 use super::{DEFAULT_DIR_BUF, FileType, Metadata, RawEntry, StatMask, is_dot};
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, RawDir, StatxFlags};
@@ -402,54 +405,11 @@ pub fn fd_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
 
-/// The soft limit on the main thread's stack (`ulimit -s`, `RLIMIT_STACK`) in bytes;
-/// `None` when there is none. Other threads get the stack their creator asks for.
-///
-/// ```
-/// if ftw::sys::main_stack_limit().is_some_and(|limit| limit < 1 << 20) {
-///     println!("a small main stack: deep work belongs on a thread of its own");
-/// }
-/// ```
-pub fn main_stack_limit() -> Option<u64> {
-    rustix::process::getrlimit(rustix::process::Resource::Stack).current
-}
-
-/// Raises the soft limit on the main thread's stack (`RLIMIT_STACK`) to `to` bytes, or
-/// to the hard limit where that is lower, and returns the soft limit then in force
-/// (`None`: no limit). The main thread's stack grows up to the limit in force when it
-/// grows, not when the program started. Never lowers it. Programs started afterwards
-/// inherit it.
-///
-/// ```
-/// // Where the main thread must go on under a small `ulimit -s`:
-/// if let Some(limit) = ftw::sys::raise_main_stack_limit(8 << 20) {
-///     assert!(limit >= 8 << 20 || ftw::sys::main_stack_limit() == Some(limit));
-/// }
-/// ```
-pub fn raise_main_stack_limit(to: u64) -> Option<u64> {
-    use rustix::process::{Resource, getrlimit, setrlimit};
-    let limit = getrlimit(Resource::Stack);
-    let current = limit.current?;
-    let want = limit.maximum.map_or(to, |hard| hard.min(to));
-    if want <= current {
-        return Some(current);
-    }
-    let raised = rustix::process::Rlimit {
-        current: Some(want),
-        maximum: limit.maximum,
-    };
-    match setrlimit(Resource::Stack, raised) {
-        Ok(()) => Some(want),
-        Err(_) => Some(current),
-    }
-}
-
-/// How many bytes the arguments and environment of a new program may take (Linux's
-/// rule: a quarter of the stack limit, at least 128 KiB, at most 6 MiB).
-pub fn arg_max() -> usize {
-    let stack = rustix::process::getrlimit(rustix::process::Resource::Stack).current;
-    let quarter = stack.map_or(usize::MAX, |s| usize::try_from(s / 4).unwrap_or(usize::MAX));
-    quarter.clamp(128 << 10, 6 << 20)
+/// How many file descriptors this process has open (the entries of `/proc/self/fd`,
+/// less the one that reads them); `None` where `/proc` is not mounted.
+pub(crate) fn open_fds() -> Option<usize> {
+    let n = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    Some(n.saturating_sub(1))
 }
 
 /// The address space this process may still map under its limit (`ulimit -v`,
@@ -479,79 +439,4 @@ pub fn address_space_room() -> Option<u64> {
 pub fn process_cpu_time() -> std::time::Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
-
-/// The size of the terminal on standard output, as (columns, rows); `None` when it is
-/// not a terminal (or says it has no size).
-///
-/// ```
-/// // Under a test harness standard output is a pipe, usually: no size.
-/// if let Some((columns, rows)) = ftw::sys::terminal_size() {
-///     assert!(columns > 0 && rows > 0);
-/// }
-/// ```
-pub fn terminal_size() -> Option<(u16, u16)> {
-    let ws = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
-    (ws.ws_col > 0 && ws.ws_row > 0).then_some((ws.ws_col, ws.ws_row))
-}
-
-/// Whether standard output (descriptor 1) was closed when the process started
-/// (`ftw find >&-`). Rust's runtime opens `/dev/null` in place of a closed standard
-/// descriptor before `main`, where a program's output would vanish without an error; so
-/// descriptor 1 is looked at before that, from the ELF init array, where the C library
-/// runs constructors: one `fcntl` at start, in every program linked with this crate.
-///
-/// ```
-/// // Under the test harness standard output is open.
-/// assert!(!ftw::sys::stdout_closed_at_start());
-/// ```
-pub fn stdout_closed_at_start() -> bool {
-    closed_at_start::CLOSED.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-mod closed_at_start {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    pub static CLOSED: AtomicBool = AtomicBool::new(false);
-
-    extern "C" fn look() {
-        // Before `main`, descriptor 1 may be closed: it is only asked about, never used.
-        let closed = rustix::io::fcntl_getfd(rustix::stdio::stdout()).is_err();
-        CLOSED.store(closed, Ordering::Relaxed);
-    }
-
-    // SAFETY: the init array holds pointers to functions the loader calls with no
-    // arguments before `main`; `look` is such a function, and needs nothing that `main`
-    // would have set up (no allocation, no std I/O).
-    #[allow(unsafe_code)]
-    #[used]
-    #[unsafe(link_section = ".init_array")]
-    static LOOK: extern "C" fn() = look;
-}
-
-/// Makes `command` start with standard output (descriptor 1) closed, as ftw's own was
-/// ([`stdout_closed_at_start`]): not the `/dev/null` Rust's runtime put in its place, so
-/// that the command's writes fail as they would under `find -exec`.
-///
-/// ```
-/// let mut c = std::process::Command::new("sh");
-/// c.args(["-c", "echo x || echo failed >&2"]);
-/// ftw::sys::close_stdout_on_exec(&mut c);
-/// let out = c.output()?;
-/// // echo's write fails (Bad file descriptor): the shell says so, then "failed".
-/// assert!(out.stderr.ends_with(b"failed\n"));
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn close_stdout_on_exec(command: &mut std::process::Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the hook runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed: it makes one, close(2), and allocates nothing;
-    // descriptor 1 is the child's own, and nothing in the child uses it after.
-    #[allow(unsafe_code)]
-    unsafe {
-        command.pre_exec(|| {
-            rustix::io::close(1);
-            Ok(())
-        });
-    }
 }

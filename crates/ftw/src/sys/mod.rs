@@ -9,12 +9,19 @@
 //! root, so depth and `PATH_MAX` are no obstacle.
 //!
 //! On Linux this is a thin layer over `rustix` (`openat`, `getdents64`, `statx`,
-//! `unlinkat`). On Windows, `windows.rs` does the same through `windows-sys`
-//! (`NtCreateFile` relative to the parent's handle, batch reads with
-//! `GetFileInformationByHandleEx`, `GetFileAttributesExW` with a handle-based fallback,
-//! POSIX-semantics deletion); it is the crate's only `unsafe` code. Every other target
-//! compiles a portable fallback on `std::fs` with the same API; it is correct but not
-//! fast.
+//! `unlinkat`), through its safe API only: `linux.rs` has no `unsafe` code. On
+//! Windows, `windows.rs` does the same through `windows-sys` (`NtCreateFile` relative
+//! to the parent's handle, batch reads with `GetFileInformationByHandleEx`,
+//! `GetFileAttributesExW` with a handle-based fallback, POSIX-semantics deletion):
+//! raw bindings, called in `unsafe` blocks, each with its SAFETY comment. That module
+//! is the crate's only `unsafe` code: it alone lifts the crate's
+//! `#![deny(unsafe_code)]`, so the compiler holds every other module to it. Every
+//! other target compiles a portable fallback on `std::fs` with the same API; it is
+//! correct but not fast.
+//!
+//! Only what a walk, a removal or a disk-usage count needs is here: nothing runs
+//! before `main` in a program that links the crate, and no process-wide setting (a
+//! resource limit, a standard descriptor) is changed by it.
 //!
 //! Names are bytes: exactly the bytes on disk on Unix; on Windows, the UTF-16 names as
 //! UTF-8, an unpaired surrogate escaped as the text `\u{d800}` ([`os_to_bytes`]).

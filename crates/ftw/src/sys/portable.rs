@@ -324,14 +324,11 @@ pub fn fd_limit() -> Option<u64> {
     None
 }
 
-/// The limit on the main thread's stack: not known here.
-pub fn main_stack_limit() -> Option<u64> {
-    None
-}
-
-/// The limit on the main thread's stack cannot be changed here: none is known.
-pub fn raise_main_stack_limit(_to: u64) -> Option<u64> {
-    None
+/// How many file descriptors this process has open, where the system lists them in
+/// `/proc/self/fd` (less the one that reads the list); `None` elsewhere.
+pub(crate) fn open_fds() -> Option<usize> {
+    let n = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    Some(n.saturating_sub(1))
 }
 
 /// The address space this process may still map under a limit: no such limit here.
@@ -342,27 +339,4 @@ pub fn address_space_room() -> Option<u64> {
 /// CPU time used by this process, where the system tells it (here: never).
 pub fn process_cpu_time() -> std::time::Duration {
     std::time::Duration::ZERO
-}
-
-/// How many bytes the arguments and environment of a new program may take: a safe
-/// guess where the system does not say (Windows allows a 32,767-character command line).
-pub fn arg_max() -> usize {
-    if cfg!(windows) { 32 << 10 } else { 128 << 10 }
-}
-
-/// The size of the terminal on standard output, as (columns, rows): not known here.
-pub fn terminal_size() -> Option<(u16, u16)> {
-    None
-}
-
-/// Whether standard output was closed when the process started: not known here
-/// (always `false`).
-pub fn stdout_closed_at_start() -> bool {
-    false
-}
-
-/// Makes `command` start with standard output closed: nothing to do here, where
-/// [`stdout_closed_at_start`] is always `false`.
-pub fn close_stdout_on_exec(command: &mut std::process::Command) {
-    let _ = command;
 }

@@ -1729,14 +1729,9 @@ pub fn fd_limit() -> Option<u64> {
     None
 }
 
-/// The limit on the main thread's stack: none to read (its size is fixed in the
-/// program's header).
-pub fn main_stack_limit() -> Option<u64> {
-    None
-}
-
-/// The main thread's stack is fixed in the program's header: no limit to raise.
-pub fn raise_main_stack_limit(_to: u64) -> Option<u64> {
+/// How many handles this process has open: not counted here, where [`fd_limit`] sets
+/// no limit to compare them with.
+pub(crate) fn open_fds() -> Option<usize> {
     None
 }
 
@@ -1764,41 +1759,4 @@ pub fn process_cpu_time() -> std::time::Duration {
     }
     let ticks = filetime(k) as u64 + filetime(u) as u64;
     std::time::Duration::from_nanos(ticks.saturating_mul(100))
-}
-
-/// How many bytes the arguments of a new program may take: a command line holds
-/// 32,767 UTF-16 units.
-pub fn arg_max() -> usize {
-    32 << 10
-}
-
-/// The size of the console window on standard output, as (columns, rows); `None` when
-/// standard output is not a console.
-pub fn terminal_size() -> Option<(u16, u16)> {
-    use windows_sys::Win32::System::Console as con;
-    let mut info = con::CONSOLE_SCREEN_BUFFER_INFO::default();
-    // SAFETY: GetStdHandle takes no pointer; `info` is a live, writable
-    // CONSOLE_SCREEN_BUFFER_INFO.
-    let ok = unsafe {
-        let out = con::GetStdHandle(con::STD_OUTPUT_HANDLE);
-        con::GetConsoleScreenBufferInfo(out, &mut info)
-    };
-    if ok == 0 {
-        return None;
-    }
-    let w = info.srWindow;
-    let (cols, rows) = (w.Right - w.Left + 1, w.Bottom - w.Top + 1);
-    (cols > 0 && rows > 0).then_some((cols as u16, rows as u16))
-}
-
-/// Whether standard output was closed when the process started: not known on Windows
-/// (always `false`).
-pub fn stdout_closed_at_start() -> bool {
-    false
-}
-
-/// Makes `command` start with standard output closed: nothing to do here, where
-/// [`stdout_closed_at_start`] is always `false`.
-pub fn close_stdout_on_exec(command: &mut std::process::Command) {
-    let _ = command;
 }

@@ -86,8 +86,9 @@ impl Error {
     }
 }
 
-/// An `io::Error` as a person reads it, without the "(os error N)" tail.
-pub fn describe(e: &io::Error) -> String {
+/// An `io::Error` as a person reads it, without the "(os error N)" tail: the library's
+/// own messages ([`Error::reason`], removal's and ignore files' errors) use it.
+pub(crate) fn describe(e: &io::Error) -> String {
     let s = e.to_string();
     match s.rfind(" (os error ") {
         Some(i) if s.ends_with(')') => s[..i].to_string(),

@@ -52,14 +52,16 @@ mod event;
 pub(crate) mod listing;
 mod node;
 mod parallel;
-pub mod pool;
+mod pool;
 mod serial;
 mod step;
 
 pub use budget::Budget;
-pub use error::{Error, describe};
+pub use error::Error;
+pub(crate) use error::describe;
 pub use event::{DirEvent, Visitor};
 pub use parallel::{ParallelVisitor, ParallelWalk};
+pub use pool::WalkStats;
 pub use serial::Walk;
 
 use crate::sys::{Dir, FileType, Metadata, StatMask};

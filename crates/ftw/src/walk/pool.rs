@@ -17,13 +17,15 @@
 //!
 //! A worker that cannot be started (a limit on processes or memory) is not an error: the
 //! pool goes on with the workers it has and grows no more, and if it has none, the
-//! calling thread runs every job itself. [`PoolStats::spawn_error`] tells what failed.
+//! calling thread runs every job itself. [`WalkStats::spawn_error`] tells what failed.
 //!
-//! ```
-//! use ftw::walk::pool::{run, PoolOptions};
-//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! The pool is the crate's own: walks, removal and disk usage run on it, and what it
+//! did comes out of a parallel walk as [`WalkStats`], which tells the threads it ran
+//! and nothing of the pool's workings.
 //!
-//! // Count the nodes of a binary tree of depth 10, one job per node.
+//! ```text
+//! // Count the nodes of a binary tree of depth 10, one job per node
+//! // (the test `a_tree_of_jobs_runs_every_node` runs this).
 //! let nodes = AtomicUsize::new(0);
 //! run(vec![0u32], PoolOptions::fixed(2), || (), |_, depth, scope| {
 //!     nodes.fetch_add(1, Ordering::Relaxed);
@@ -75,17 +77,59 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// What a pool did.
+/// What a parallel walk did with its threads, as [`ParallelWalk::visit`] and
+/// [`ParallelWalk::visit_events`] return it: how many worker threads it ran, and why it
+/// could not start another, if it could not. A thread that cannot be started (a limit
+/// on processes or memory) is no error: the walk goes on with the threads it has, and
+/// with none, on the calling thread alone; a program may say so.
+///
+/// ```
+/// use ftw::walk::{Control, Entry, Error, WalkBuilder};
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir_all(tmp.path().join("a/b"))?;
+/// let stats = WalkBuilder::new(tmp.path())
+///     .threads(2)
+///     .build_parallel()
+///     .visit(|| |_: Result<&Entry<'_>, Error>| Control::Continue);
+/// assert!(stats.threads() <= 2);
+/// if let Some(e) = stats.spawn_error() {
+///     // The walk went on, on the threads it had (0: the calling thread alone).
+///     eprintln!("cannot start a thread: {e}: ran on {}", stats.threads().max(1));
+/// }
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// [`ParallelWalk::visit`]: super::ParallelWalk::visit
+/// [`ParallelWalk::visit_events`]: super::ParallelWalk::visit_events
 #[derive(Debug, Default)]
-pub struct PoolStats {
+pub struct WalkStats {
     /// Workers at the end (the most it had): 0 when the calling thread ran every job.
-    pub threads: usize,
-    /// Jobs run.
-    pub jobs: u64,
+    pub(crate) threads: usize,
+    /// Jobs run (read by the pool's tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) jobs: u64,
     /// The first failure to start a worker, if any: the pool then ran with the workers
     /// it had (see the module's notes).
-    pub spawn_error: Option<io::Error>,
+    pub(crate) spawn_error: Option<io::Error>,
 }
+
+impl WalkStats {
+    /// The worker threads the walk had at the end, the most it had: 0 when the calling
+    /// thread read every directory itself (none could be started, or none was needed).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The first failure to start a worker thread, if any: the walk then went on with
+    /// the [`threads`](WalkStats::threads) it had, and grew no more.
+    pub fn spawn_error(&self) -> Option<&io::Error> {
+        self.spawn_error.as_ref()
+    }
+}
+
+/// What a pool did: the pool's name for the [`WalkStats`] a parallel walk hands on.
+pub(crate) type PoolStats = WalkStats;
 
 struct Shared<J> {
     injector: Injector<J>,
@@ -608,6 +652,25 @@ mod tests {
             );
             assert!(late_ran.into_inner());
         }
+    }
+
+    #[test]
+    fn a_tree_of_jobs_runs_every_node() {
+        // The module's example: the nodes of a binary tree of depth 10, one job each.
+        let nodes = AtomicUsize::new(0);
+        run(
+            vec![0u32],
+            PoolOptions::fixed(2),
+            || (),
+            |_, depth, scope| {
+                nodes.fetch_add(1, Ordering::Relaxed);
+                if depth < 10 {
+                    scope.push(depth + 1);
+                    scope.push(depth + 1);
+                }
+            },
+        );
+        assert_eq!(nodes.into_inner(), (1 << 11) - 1);
     }
 
     #[test]
