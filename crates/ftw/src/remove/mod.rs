@@ -53,7 +53,7 @@ const KEPT_ERRORS: usize = 100;
 /// ```
 /// let opts = ftw::RemoveOptions::new()
 ///     .threads(1)
-///     .one_file_system(true)
+///     .same_file_system(true)
 ///     .ignore_missing(true);
 /// let summary = ftw::remove_tree("/nonexistent/ftw-doc", &opts);
 /// assert!(summary.errors.is_empty());
@@ -61,7 +61,7 @@ const KEPT_ERRORS: usize = 100;
 #[derive(Clone)]
 pub struct RemoveOptions {
     threads: usize,
-    one_file_system: bool,
+    same_file_system: bool,
     make_writable: bool,
     count_bytes: bool,
     dry_run: bool,
@@ -76,7 +76,7 @@ impl fmt::Debug for RemoveOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RemoveOptions")
             .field("threads", &self.threads)
-            .field("one_file_system", &self.one_file_system)
+            .field("same_file_system", &self.same_file_system)
             .field("make_writable", &self.make_writable)
             .field("count_bytes", &self.count_bytes)
             .field("dry_run", &self.dry_run)
@@ -99,7 +99,7 @@ impl RemoveOptions {
     pub fn new() -> RemoveOptions {
         RemoveOptions {
             threads: 0,
-            one_file_system: false,
+            same_file_system: false,
             make_writable: false,
             count_bytes: false,
             dry_run: false,
@@ -121,8 +121,8 @@ impl RemoveOptions {
 
     /// Do not remove anything on another file system than the path's: a mount point
     /// inside the tree is reported and left, with its ancestors.
-    pub fn one_file_system(mut self, yes: bool) -> Self {
-        self.one_file_system = yes;
+    pub fn same_file_system(mut self, yes: bool) -> Self {
+        self.same_file_system = yes;
         self
     }
 
@@ -549,10 +549,10 @@ impl<'a> Shared<'a> {
     }
 }
 
-/// The device of the root being removed, when [`RemoveOptions::one_file_system`] needs
+/// The device of the root being removed, when [`RemoveOptions::same_file_system`] needs
 /// it.
 fn root_dev(shared: &Shared<'_>, dir: &Dir) -> u64 {
-    if !shared.opts.one_file_system {
+    if !shared.opts.same_file_system {
         return 0;
     }
     dir.stat(StatMask::ID).map_or(0, |m| m.dev)
@@ -971,7 +971,7 @@ impl Visitor for Remover<'_, '_> {
         };
         let opts = self.shared.opts;
         if e.is_dir() {
-            if opts.one_file_system {
+            if opts.same_file_system {
                 match d.stat_at(name, StatMask::ID, false) {
                     Ok(m) if m.dev != self.root_dev && m.file_type() == FileType::Dir => {
                         let err = io::Error::other("on another file system: not removed");
