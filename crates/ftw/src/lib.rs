@@ -31,10 +31,12 @@
 pub mod filter;
 pub mod remove;
 pub mod sys;
+mod tree_error;
 pub mod usage;
 pub mod walk;
 
-pub use remove::{RemoveOptions, remove_dir_contents, remove_tree};
+pub use remove::{RemoveOptions, remove_dir_all, remove_dir_contents, remove_tree};
+pub use tree_error::TreeError;
 pub use usage::{DiskUsage, Listed, Totals, UsageNode, UsageOptions, UsageProgress, disk_usage};
 
 /// The examples of the project's README, compiled and run as doc tests.
