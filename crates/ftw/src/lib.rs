@@ -37,7 +37,9 @@ pub mod walk;
 
 pub use remove::{RemoveOptions, remove_dir_all, remove_dir_contents, remove_tree};
 pub use tree_error::TreeError;
-pub use usage::{DiskUsage, Listed, Totals, UsageNode, UsageOptions, UsageProgress, disk_usage};
+pub use usage::{
+    DiskUsage, Listed, Totals, UsageNode, UsageOptions, UsageProgress, dir_size, disk_usage,
+};
 
 /// The examples of the project's README, compiled and run as doc tests.
 #[cfg(doctest)]
