@@ -40,6 +40,7 @@ pub use tree_error::TreeError;
 pub use usage::{
     DiskUsage, Listed, Totals, UsageNode, UsageOptions, UsageProgress, dir_size, disk_usage,
 };
+pub use walk::{DirEntry, WalkBuilder};
 
 /// The examples of the project's README, compiled and run as doc tests.
 #[cfg(doctest)]
