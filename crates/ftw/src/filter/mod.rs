@@ -78,6 +78,10 @@ impl Types {
     /// `s`/`socket`, `p`/`pipe`, `b`/`block-device`, `c`/`char-device`; `x`/`executable`
     /// (files with an execute bit) and `e`/`empty` (empty files and directories) narrow
     /// the others instead.
+    ///
+    /// # Errors
+    ///
+    /// A message saying which letters and names there are, when `name` is none of them.
     pub fn add(&mut self, name: &str) -> Result<(), String> {
         let t = match name {
             "f" | "file" => FileType::File,
@@ -221,6 +225,12 @@ impl Filter {
     /// Whether `e` passes, or the error that kept the filter from knowing: the entry's
     /// metadata (or, for an empty directory, its listing) could not be had. Only the
     /// entries that passed the cheaper tests (type, extension, pattern) are asked for.
+    ///
+    /// # Errors
+    ///
+    /// The error of the call that was to tell what a test needs: the entry's metadata (for
+    /// sizes, times, the executable bit, an empty file), or an empty directory's listing;
+    /// the entry may have gone meanwhile (`NotFound`).
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {

@@ -396,6 +396,12 @@ impl fmt::Display for Refusal {
 /// symbolic link to it is only a link, removable), and not a path whose last component
 /// is `.` or `..`.
 ///
+/// # Errors
+///
+/// The [`Refusal`]: [`Refusal::Root`] for the root directory (or what resolves to it),
+/// [`Refusal::Dot`] for a last component `.` or `..`. A path that does not exist or cannot
+/// be asked about is not refused here (its removal says why it fails).
+///
 /// ```
 /// use ftw::remove::{Refusal, check_path};
 /// assert_eq!(check_path("/"), Err(Refusal::Root));

@@ -599,6 +599,12 @@ impl<'a> Entry<'a> {
     /// directory's handle where the walk kept it ([`WalkBuilder::keep_handles`]), else
     /// by path.
     ///
+    /// # Errors
+    ///
+    /// The system's error for the `statx` (or `stat` by path): the entry may have been
+    /// removed or renamed since it was listed (`NotFound`), or, for a followed link, what
+    /// it leads to may be gone.
+    ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
     /// use ftw::sys::StatMask;
