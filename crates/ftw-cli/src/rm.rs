@@ -234,7 +234,7 @@ pub fn run(args: RmArgs) -> ExitCode {
     let counts = Arc::new(ftw::remove::Progress::default());
     let opts = ftw::RemoveOptions::new()
         .threads(args.threads)
-        .one_file_system(args.one_file_system)
+        .same_file_system(args.one_file_system)
         .make_writable(args.chmod)
         .dry_run(args.dry_run)
         .preserve_root(preserve_root)

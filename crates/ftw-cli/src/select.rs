@@ -4,14 +4,11 @@
 
 use clap::Args;
 use ftw::filter::{
-    Case, Excludes, Filter, Ignore, IgnoreOptions, PatternKind, Patterns, Rules, SizeLimit, Time,
-    Types,
+    Case, Excludes, Filter, Ignore, IgnoreError, IgnoreOptions, PatternKind, Patterns, SizeLimit,
+    Time, Types,
 };
-use ftw::walk::{
-    Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk, WalkStats,
-};
+use ftw::walk::{Control, Entry, Error, ParallelVisitor, ParallelWalk, Walk, WalkStats};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The filter options, shared by the commands that list.
@@ -264,51 +261,24 @@ pub fn filters_failed() -> bool {
     IGNORE_FILE_FAILED.load(Ordering::Relaxed) || FILTER_FAILED.load(Ordering::Relaxed)
 }
 
-/// A visitor of entries with ignore rules in front: ignored entries are not seen, and
-/// ignored directories not opened.
-struct WithIgnore<'a, V> {
-    inner: V,
-    ignore: &'a Ignore,
-    scratch: Vec<u8>,
-}
-
-impl<V: ParallelVisitor> Visitor for WithIgnore<'_, V> {
-    type State = Arc<Rules>;
-
-    fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&Arc<Rules>>) -> Arc<Rules> {
-        self.ignore.enter(d, parent, &mut |e| {
-            IGNORE_FILE_FAILED.store(true, Ordering::Relaxed);
-            crate::msg::report(
-                &crate::os::bytes(e.path.as_os_str()),
-                &format!("ignore file: {}", e.reason),
-            )
-        })
-    }
-
-    fn entry(&mut self, item: Result<&Entry<'_>, Error>, dir: Option<&Arc<Rules>>) -> Control {
-        if let (Ok(e), Some(rules)) = (&item, dir) {
-            if self.ignore.is_ignored(rules, e, &mut self.scratch) {
-                return Control::Skip;
-            }
-        }
-        self.inner.visit(item)
-    }
-
-    fn leave(&mut self, _: &DirEvent<'_>, _: Arc<Rules>, _: Option<&Arc<Rules>>) {}
+/// Tells of an ignore file that could not be read (the walk goes on), and remembers it
+/// for the exit status.
+fn ignore_file_failed(e: IgnoreError) {
+    IGNORE_FILE_FAILED.store(true, Ordering::Relaxed);
+    crate::msg::report(
+        &crate::os::bytes(e.path.as_os_str()),
+        &format!("ignore file: {}", e.reason),
+    )
 }
 
 /// Runs a serial (or sorted) walk through `ignore`'s rules, if any.
 pub fn visit_serial<F>(walk: &mut Walk, ignore: Option<&Ignore>, f: F)
 where
-    F: FnMut(Result<&Entry<'_>, Error>) -> Control + Send,
+    F: FnMut(Result<&Entry<'_>, Error>) -> Control,
 {
     match ignore {
         None => walk.visit(f),
-        Some(ignore) => walk.visit_events(&mut WithIgnore {
-            inner: f,
-            ignore,
-            scratch: Vec::new(),
-        }),
+        Some(ignore) => ftw::filter::visit_ignoring(walk, ignore, ignore_file_failed, f),
     }
 }
 
@@ -320,10 +290,8 @@ where
 {
     match ignore {
         None => walk.visit(make),
-        Some(ignore) => walk.visit_events(|| WithIgnore {
-            inner: make(),
-            ignore,
-            scratch: Vec::new(),
-        }),
+        Some(ignore) => {
+            ftw::filter::visit_parallel_ignoring(walk, ignore, ignore_file_failed, make)
+        }
     }
 }

@@ -160,7 +160,7 @@ impl AtomicTotals {
 /// std::fs::write(tmp.path().join("f"), vec![1u8; 100])?;
 /// let counters = Arc::new(UsageProgress::new());
 /// // Another thread may read the counters while this runs.
-/// disk_usage(&[tmp.path()], &UsageOptions::new().progress(counters.clone()));
+/// let _ = disk_usage(&[tmp.path()], &UsageOptions::new().progress(counters.clone()));
 /// assert_eq!(counters.entries(), 2); // the root and f
 /// assert!(counters.bytes() > 0);
 /// # Ok::<(), std::io::Error>(())
@@ -534,7 +534,9 @@ impl UsageNode {
     }
 }
 
-/// What [`disk_usage`] found.
+/// What [`disk_usage`] found: it goes on past an error, so check
+/// [`DiskUsage::errors`] (each error is told to [`UsageOptions::on_error`]; none is
+/// kept here).
 ///
 /// ```
 /// use ftw::usage::{UsageOptions, disk_usage};
@@ -550,6 +552,7 @@ impl UsageNode {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Clone, Debug, Default)]
+#[must_use = "some of the tree may not have been counted: see its `errors`"]
 pub struct DiskUsage {
     /// One node a root, in the order given; a root that could not be read at all, or
     /// that was met already (given twice, or inside an earlier root), has none.
@@ -1036,6 +1039,52 @@ fn keep_largest(children: &mut Vec<UsageNode>, n: usize) {
             queue.push_back(&mut c.children);
         }
     }
+}
+
+/// The size of the tree at `path` in bytes, as `du -sb` gives it: the apparent sizes
+/// (`st_size`) of the files and symbolic links in it, each file counted once however
+/// many hard links it has in the tree; directories and other files add 0; links are
+/// not followed, so a `path` that is a link counts as the link (name it with a trailing
+/// slash to count what it leads to), and a `path` that is a file gives its size. This is
+/// what the files hold, not what they take on disk: for that (`du -s`, allocated blocks,
+/// with sparse files and file system overhead) use [`disk_usage`] and
+/// [`Totals::bytes`]. Counted in parallel, one `statx` per entry.
+///
+/// # Errors
+///
+/// If some of the tree could not be read (a directory without permission, `path`
+/// missing), an error of the first one's kind whose message names its path and says how
+/// many there were (its inner error is a [`TreeError`](crate::TreeError): see
+/// [`std::io::Error::get_ref`]). No partial size is given: for that, use
+/// [`disk_usage`], which counts what it can and the errors.
+///
+/// ```
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir(tmp.path().join("a"))?;
+/// std::fs::write(tmp.path().join("a/f"), vec![1u8; 1000])?;
+/// std::fs::hard_link(tmp.path().join("a/f"), tmp.path().join("g"))?; // counted once
+/// std::fs::write(tmp.path().join("h"), vec![1u8; 234])?;
+/// assert_eq!(ftw::dir_size(tmp.path())?, 1234);
+///
+/// let err = ftw::dir_size(tmp.path().join("missing")).unwrap_err();
+/// assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn dir_size<P: AsRef<Path>>(path: P) -> std::io::Result<u64> {
+    let first: Arc<Mutex<Option<Error>>> = Arc::default();
+    let sink = first.clone();
+    let opts = UsageOptions::new().max_depth(0).on_error(move |e| {
+        let mut first = sink.lock().unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = Some(crate::tree_error::copy_error(e));
+        }
+    });
+    let usage = disk_usage(&[path], &opts);
+    if usage.errors > 0 {
+        let first = first.lock().unwrap_or_else(|e| e.into_inner()).take();
+        return Err(crate::TreeError::new(first, usage.errors).into());
+    }
+    Ok(usage.total.apparent)
 }
 
 /// Counts the disk usage of each of `roots`, in order, with hard links counted once

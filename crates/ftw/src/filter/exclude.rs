@@ -151,6 +151,11 @@ fn simple(glob: &[u8]) -> Option<Simple<'_>> {
 
 impl Excludes {
     /// Compiles the globs.
+    ///
+    /// # Errors
+    ///
+    /// A [`PatternError`] for the first glob that does not compile (an unclosed `[` or `{`,
+    /// say).
     pub fn new(globs: &[String]) -> Result<Excludes, PatternError> {
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();

@@ -1,6 +1,8 @@
 //! What a walk reports and where it goes: name patterns ([`Patterns`]), types, extensions,
 //! sizes and modification times ([`Filter`]), and globs that exclude whole subtrees
-//! ([`Excludes`]: an excluded directory is never opened).
+//! ([`Excludes`]: an excluded directory is never opened); and ignore files with git's
+//! semantics ([`Ignore`]), which a walk honours through [`visit_ignoring`] or
+//! [`visit_parallel_ignoring`].
 //!
 //! A [`Filter`] checks what the directory entry tells first (type, name) and asks for
 //! metadata only for the entries that passed, with only the fields it needs, relative to
@@ -37,11 +39,13 @@ mod ignores;
 mod matcher;
 mod pattern;
 mod spec;
+mod walk_ignore;
 
 pub use exclude::Excludes;
 pub use ignores::{Ignore, IgnoreError, IgnoreOptions, Rules};
 pub use pattern::{Case, PatternError, PatternKind, Patterns};
 pub use spec::{SizeLimit, Time, parse_time};
+pub use walk_ignore::{visit_ignoring, visit_parallel_ignoring};
 
 use crate::sys::{self, FileType, StatMask};
 use crate::walk::Entry;
@@ -74,6 +78,10 @@ impl Types {
     /// `s`/`socket`, `p`/`pipe`, `b`/`block-device`, `c`/`char-device`; `x`/`executable`
     /// (files with an execute bit) and `e`/`empty` (empty files and directories) narrow
     /// the others instead.
+    ///
+    /// # Errors
+    ///
+    /// A message saying which letters and names there are, when `name` is none of them.
     pub fn add(&mut self, name: &str) -> Result<(), String> {
         let t = match name {
             "f" | "file" => FileType::File,
@@ -217,6 +225,12 @@ impl Filter {
     /// Whether `e` passes, or the error that kept the filter from knowing: the entry's
     /// metadata (or, for an empty directory, its listing) could not be had. Only the
     /// entries that passed the cheaper tests (type, extension, pattern) are asked for.
+    ///
+    /// # Errors
+    ///
+    /// The error of the call that was to tell what a test needs: the entry's metadata (for
+    /// sizes, times, the executable bit, an empty file), or an empty directory's listing;
+    /// the entry may have gone meanwhile (`NotFound`).
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {

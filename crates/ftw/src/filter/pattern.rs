@@ -88,6 +88,12 @@ pub struct Patterns {
 impl Patterns {
     /// Compiles `patterns`; an entry matches if any of them does. With `full_path`, they
     /// are matched against the whole path (a glob's `*` then stops at `/`).
+    ///
+    /// # Errors
+    ///
+    /// A [`PatternError`] for the first pattern that does not compile (an invalid regular
+    /// expression or glob), or when they are too many or too large together for the regex
+    /// engine's limits.
     pub fn new(
         patterns: &[(PatternKind, String)],
         case: Case,

@@ -119,6 +119,11 @@ impl fmt::Display for Time {
 /// (`2024-05-01`, `2024-05-01 13:45`, `2024-05-01T13:45:10`), a time with its zone
 /// (`2024-05-01T13:45:10Z`, `...+02:00`), or `@SECONDS` since the epoch.
 ///
+/// # Errors
+///
+/// A message saying what is wrong with `s` and what it could be, when it is neither a
+/// duration nor a date nor a time.
+///
 /// ```
 /// use ftw::filter::{Time, parse_time};
 /// use std::time::{Duration, UNIX_EPOCH};

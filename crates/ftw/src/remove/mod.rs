@@ -31,6 +31,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+use crate::TreeError;
 use crate::sys::{self, Dir, FileType, StatMask};
 use crate::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder, bytes_to_path};
 use std::ffi::{CStr, CString};
@@ -44,16 +45,17 @@ use std::sync::{Arc, Mutex};
 /// before it is reported.
 const REFILLS: usize = 3;
 
-/// How many errors a [`Summary`] keeps when no [`Report`] takes them (the count goes
-/// on).
-const KEPT_ERRORS: usize = 100;
+/// How many errors a [`Summary`] keeps in [`Summary::errors`] when no [`Report`] takes
+/// them: the first ones met. Every error is counted all the same
+/// ([`Summary::error_count`]).
+pub const KEPT_ERRORS: usize = 100;
 
 /// How a removal runs: built with [`RemoveOptions::new`] and its setters.
 ///
 /// ```
 /// let opts = ftw::RemoveOptions::new()
 ///     .threads(1)
-///     .one_file_system(true)
+///     .same_file_system(true)
 ///     .ignore_missing(true);
 /// let summary = ftw::remove_tree("/nonexistent/ftw-doc", &opts);
 /// assert!(summary.errors.is_empty());
@@ -61,7 +63,7 @@ const KEPT_ERRORS: usize = 100;
 #[derive(Clone)]
 pub struct RemoveOptions {
     threads: usize,
-    one_file_system: bool,
+    same_file_system: bool,
     make_writable: bool,
     count_bytes: bool,
     dry_run: bool,
@@ -76,7 +78,7 @@ impl fmt::Debug for RemoveOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RemoveOptions")
             .field("threads", &self.threads)
-            .field("one_file_system", &self.one_file_system)
+            .field("same_file_system", &self.same_file_system)
             .field("make_writable", &self.make_writable)
             .field("count_bytes", &self.count_bytes)
             .field("dry_run", &self.dry_run)
@@ -99,7 +101,7 @@ impl RemoveOptions {
     pub fn new() -> RemoveOptions {
         RemoveOptions {
             threads: 0,
-            one_file_system: false,
+            same_file_system: false,
             make_writable: false,
             count_bytes: false,
             dry_run: false,
@@ -121,8 +123,8 @@ impl RemoveOptions {
 
     /// Do not remove anything on another file system than the path's: a mount point
     /// inside the tree is reported and left, with its ancestors.
-    pub fn one_file_system(mut self, yes: bool) -> Self {
-        self.one_file_system = yes;
+    pub fn same_file_system(mut self, yes: bool) -> Self {
+        self.same_file_system = yes;
         self
     }
 
@@ -206,7 +208,7 @@ impl RemoveOptions {
 /// std::fs::write(tmp.path().join("t/f"), b"x")?;
 /// let log = Arc::new(Log::default());
 /// let t = tmp.path().join("t");
-/// ftw::remove_tree(&t, &ftw::RemoveOptions::new().report(log.clone()));
+/// ftw::remove_tree(&t, &ftw::RemoveOptions::new().report(log.clone())).into_result()?;
 /// let f = t.join("f");
 /// let expected: Vec<&[u8]> = vec![f.to_str().unwrap().as_bytes(), t.to_str().unwrap().as_bytes()];
 /// assert_eq!(*log.0.lock().unwrap(), expected); // a directory after its entries
@@ -257,21 +259,118 @@ impl Progress {
     }
 }
 
-/// What a removal did.
+/// What a removal did: it goes on past an error, so a removal that failed somewhere
+/// still says what it removed. [`Summary::into_result`] makes it a `Result`.
 #[derive(Debug, Default)]
+#[must_use = "a removal may have failed: see its `error_count`, or `into_result()`"]
 pub struct Summary {
     /// Entries removed (in a dry run: that would be), the path itself included; an entry
     /// that something else removed meanwhile counts.
     pub removed: u64,
     /// The sizes of the files removed, with [`RemoveOptions::count_bytes`].
     pub bytes: u64,
-    /// How many entries could not be removed (their directories not counted).
+    /// How many entries could not be removed (their directories not counted): every
+    /// error, whether kept in [`Summary::errors`], told to a [`Report`], or past the cap.
     pub error_count: u64,
-    /// The errors, when no [`Report`] took them: the first hundred.
+    /// The errors, when no [`Report`] took them: the first [`KEPT_ERRORS`] (100) met, in
+    /// the order met; those past the cap are only counted ([`Summary::error_count`]).
     pub errors: Vec<Error>,
     /// The first failure to start a worker thread, and the threads the removal went on
     /// with (it went on all the same).
     pub thread_error: Option<(io::Error, usize)>,
+}
+
+impl Summary {
+    /// `Ok` with what was removed when there was no error, else the first error kept
+    /// and how many there were.
+    ///
+    /// # Errors
+    ///
+    /// A [`TreeError`] when [`Summary::error_count`] is not 0: its first error is the
+    /// first of [`Summary::errors`] (`None` if a [`Report`] took them), its count
+    /// [`Summary::error_count`]. A failure to start a worker thread
+    /// ([`Summary::thread_error`]) is no error: the removal went on with fewer.
+    ///
+    /// ```
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir(tmp.path().join("t"))?;
+    /// std::fs::write(tmp.path().join("t/f"), b"x")?;
+    /// let opts = ftw::RemoveOptions::new().count_bytes(true);
+    /// let counts = ftw::remove_tree(tmp.path().join("t"), &opts).into_result()?;
+    /// assert_eq!((counts.removed, counts.bytes), (2, 1));
+    ///
+    /// let err = ftw::remove_tree(tmp.path().join("t"), &opts).into_result().unwrap_err();
+    /// assert_eq!((err.count(), err.kind()), (1, std::io::ErrorKind::NotFound));
+    /// assert_eq!(err.first().unwrap().path(), tmp.path().join("t"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn into_result(self) -> Result<Counts, TreeError> {
+        if self.error_count == 0 {
+            return Ok(Counts {
+                removed: self.removed,
+                bytes: self.bytes,
+            });
+        }
+        let first = self.errors.into_iter().next();
+        Err(TreeError::new(first, self.error_count))
+    }
+}
+
+/// What a removal without errors removed ([`Summary::into_result`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Entries removed, the path itself included (see [`Summary::removed`]).
+    pub removed: u64,
+    /// The sizes of the files removed, with [`RemoveOptions::count_bytes`].
+    pub bytes: u64,
+}
+
+/// Removes a directory and everything in it, as [`std::fs::remove_dir_all`] does, but
+/// in parallel and through directory handles (see the [module](self)): nothing outside
+/// the tree is touched, even if a directory inside it is replaced by a symbolic link
+/// while the removal runs.
+///
+/// The same contract as std's: a path that is a symbolic link is removed itself, not
+/// what it leads to; a path that does not exist is an error of kind
+/// [`NotFound`](io::ErrorKind::NotFound); a path that is neither a directory nor a link
+/// is an error of kind [`NotADirectory`](io::ErrorKind::NotADirectory) (use
+/// [`std::fs::remove_file`]); an entry removed by someone else meanwhile is no error. It
+/// goes on past an error, removing all it can. It is stricter where std's would
+/// remove what is outside the path or fail half-way: the root directory, a path ending
+/// in `.` or `..`, and a link named with a trailing slash are refused before anything
+/// is removed ([`RemoveOptions::preserve_root`], [`check_path`]). For threads, file
+/// systems, permissions or progress, use [`remove_tree`] with [`RemoveOptions`].
+///
+/// # Errors
+///
+/// The path's own error as std's gives it (no such file, not a directory, permission
+/// denied); otherwise, if some entries could not be removed, an error of the first
+/// one's kind whose message names its path and says how many there were (its inner
+/// error is a [`TreeError`]: see [`io::Error::get_ref`]).
+///
+/// ```
+/// let tmp = tempfile::tempdir()?;
+/// let tree = tmp.path().join("tree");
+/// std::fs::create_dir_all(tree.join("a/b"))?;
+/// std::fs::write(tree.join("a/b/file"), b"data")?;
+/// ftw::remove_dir_all(&tree)?;
+/// assert!(!tree.exists());
+///
+/// let err = ftw::remove_dir_all(&tree).unwrap_err();
+/// assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn remove_dir_all<P: AsRef<Path>>(path: P) -> io::Result<()> {
+    let path = path.as_ref();
+    // The path's own errors as std's gives them (the same `lstat` first).
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.is_dir() && !meta.file_type().is_symlink() {
+        return Err(io::Error::from(ErrorKind::NotADirectory));
+    }
+    remove_tree(path, &RemoveOptions::new())
+        .into_result()
+        .map(drop)
+        .map_err(io::Error::from)
 }
 
 /// Why a path is refused by [`check_path`].
@@ -296,6 +395,12 @@ impl fmt::Display for Refusal {
 /// (`/`, `//`, `/..`, or anything that resolves to it, such as a bind mount of it; a
 /// symbolic link to it is only a link, removable), and not a path whose last component
 /// is `.` or `..`.
+///
+/// # Errors
+///
+/// The [`Refusal`]: [`Refusal::Root`] for the root directory (or what resolves to it),
+/// [`Refusal::Dot`] for a last component `.` or `..`. A path that does not exist or cannot
+/// be asked about is not refused here (its removal says why it fails).
 ///
 /// ```
 /// use ftw::remove::{Refusal, check_path};
@@ -542,10 +647,10 @@ impl<'a> Shared<'a> {
     }
 }
 
-/// The device of the root being removed, when [`RemoveOptions::one_file_system`] needs
+/// The device of the root being removed, when [`RemoveOptions::same_file_system`] needs
 /// it.
 fn root_dev(shared: &Shared<'_>, dir: &Dir) -> u64 {
-    if !shared.opts.one_file_system {
+    if !shared.opts.same_file_system {
         return 0;
     }
     dir.stat(StatMask::ID).map_or(0, |m| m.dev)
@@ -964,7 +1069,7 @@ impl Visitor for Remover<'_, '_> {
         };
         let opts = self.shared.opts;
         if e.is_dir() {
-            if opts.one_file_system {
+            if opts.same_file_system {
                 match d.stat_at(name, StatMask::ID, false) {
                     Ok(m) if m.dev != self.root_dev && m.file_type() == FileType::Dir => {
                         let err = io::Error::other("on another file system: not removed");

@@ -55,6 +55,12 @@ fn cvt(e: rustix::io::Errno) -> io::Error {
 impl Dir {
     /// Opens the directory at `path` (relative to the working directory), following a
     /// symbolic link there.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `path` cannot be opened as a directory: it does not exist
+    /// (`NotFound`), is not a directory (`NotADirectory`), or may not be read
+    /// (`PermissionDenied`).
     pub fn open(path: &Path) -> io::Result<Dir> {
         let fd = rfs::openat(CWD, path, DIR_FLAGS, Mode::empty()).map_err(cvt)?;
         Ok(Dir { fd })
@@ -62,6 +68,11 @@ impl Dir {
 
     /// Opens the directory at `path`, failing (`ELOOP` or `ENOTDIR`) if its last
     /// component is a symbolic link.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::open`], and an error when the last component of `path` is a symbolic link
+    /// (or on Windows a junction), which is not followed.
     pub fn open_nofollow(path: &Path) -> io::Result<Dir> {
         let fd =
             rfs::openat(CWD, path, DIR_FLAGS | OFlags::NOFOLLOW, Mode::empty()).map_err(cvt)?;
@@ -70,6 +81,12 @@ impl Dir {
 
     /// Opens the subdirectory `name` of this directory. A symbolic link is not followed:
     /// it fails with `ELOOP` or `ENOTDIR`.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened as a directory: it does not exist
+    /// (`NotFound`), is not a directory, is a symbolic link (or on Windows a junction),
+    /// which is not followed, or may not be read (`PermissionDenied`).
     pub fn open_at(&self, name: &CStr) -> io::Result<Dir> {
         let fd = rfs::openat(&self.fd, name, DIR_FLAGS | OFlags::NOFOLLOW, Mode::empty())
             .map_err(cvt)?;
@@ -77,6 +94,12 @@ impl Dir {
     }
 
     /// Opens the subdirectory `name`, following it if it is a symbolic link.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name`, or what it leads to, cannot be opened as a
+    /// directory: it does not exist (`NotFound`, a dangling link too), is not a directory,
+    /// or may not be read (`PermissionDenied`).
     pub fn open_at_follow(&self, name: &CStr) -> io::Result<Dir> {
         let fd = rfs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()).map_err(cvt)?;
         Ok(Dir { fd })
@@ -88,6 +111,12 @@ impl Dir {
     /// A read that returns less than asked for is taken as the end of the file, as it is
     /// for regular files: a small file costs `openat`, one `read` and `close` (std's
     /// `read_to_end` adds a `statx`, an `lseek` and a last `read` of nothing).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened or read: it does not exist
+    /// (`NotFound`), is a symbolic link (not followed) or a directory, or may not be read
+    /// (`PermissionDenied`).
     pub fn read_file_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         let fd = rfs::openat(
             &self.fd,
@@ -111,6 +140,10 @@ impl Dir {
     }
 
     /// A second handle to the same open directory (`dup`).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when no handle can be made (too many open: `EMFILE` on Unix).
     pub fn try_clone(&self) -> io::Result<Dir> {
         let fd = rustix::io::fcntl_dupfd_cloexec(&self.fd, 0).map_err(cvt)?;
         Ok(Dir { fd })
@@ -120,6 +153,12 @@ impl Dir {
     /// `follow`, no component may be a symbolic link (`openat2` with
     /// `RESOLVE_NO_SYMLINKS`; where the kernel lacks it, one component at a time with
     /// `O_NOFOLLOW`); with `follow`, links are followed.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::open_at`] (or, with `follow`, [`Dir::open_at_follow`]) for the first
+    /// component that cannot be opened: one that does not exist, is not a directory, or
+    /// without `follow` is a symbolic link; `InvalidInput` for a path with no component.
     pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
         if follow {
             return self.open_at_follow(rel);
@@ -152,6 +191,12 @@ impl Dir {
     /// Reads every entry of the directory (but `.` and `..`) into `buf` with
     /// `getdents64`, calling `f` for each; nothing is allocated per entry. The read
     /// position is not rewound: call it once per opened directory.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the directory cannot be read (an I/O error, a directory
+    /// removed meanwhile, a handle that may not read it); some entries may have been given
+    /// to `f` before it.
     pub fn read_entries<F>(&self, buf: &mut DirBuf, mut f: F) -> io::Result<()>
     where
         F: FnMut(RawEntry<'_>),
@@ -175,6 +220,12 @@ impl Dir {
     /// Metadata of the entry `name` of this directory (`statx` relative to it, with
     /// `AT_STATX_DONT_SYNC` and only the fields in `mask`; `fstatat` where `statx` is
     /// missing). With `follow`, a symbolic link is followed.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist (`NotFound`;
+    /// with `follow`, a dangling link too), or this directory may not be searched
+    /// (`PermissionDenied`).
     pub fn stat_at(&self, name: &CStr, mask: StatMask, follow: bool) -> io::Result<Metadata> {
         let flags = if follow {
             AtFlags::empty()
@@ -189,6 +240,11 @@ impl Dir {
     /// `AT_EACCESS`): what root may do without a change of mode, it may; on a read-only
     /// file system, whether it may read and search. Where the kernel lacks `faccessat2`
     /// (before Linux 5.8) or a sandbox refuses it, the owner's bits tell (root: yes).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist
+    /// (`NotFound`), or this directory may not be searched.
     pub fn may_change_at(&self, name: &CStr) -> io::Result<bool> {
         let all = rfs::Access::READ_OK | rfs::Access::WRITE_OK | rfs::Access::EXEC_OK;
         let flags = AtFlags::EACCESS | AtFlags::SYMLINK_NOFOLLOW;
@@ -223,6 +279,11 @@ impl Dir {
     /// Whether the entry `name` of this directory is the root of a mount (`statx`'s
     /// `STATX_ATTR_MOUNT_ROOT`, Linux 5.8 on; `false` where the kernel does not say): a
     /// bind mount of the same file system too, which its device does not tell.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist
+    /// (`NotFound`), or this directory may not be searched.
     pub fn is_mount_root_at(&self, name: &CStr) -> io::Result<bool> {
         let flags = AtFlags::SYMLINK_NOFOLLOW | AtFlags::NO_AUTOMOUNT | AtFlags::STATX_DONT_SYNC;
         let st = rfs::statx(self.fd.as_fd(), name, flags, StatxFlags::TYPE).map_err(cvt)?;
@@ -231,6 +292,11 @@ impl Dir {
     }
 
     /// Metadata of this directory itself.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the handle's metadata cannot be read (an I/O error of the
+    /// file system).
     pub fn stat(&self, mask: StatMask) -> io::Result<Metadata> {
         stat_impl(self.fd.as_fd(), c"", AtFlags::EMPTY_PATH, mask)
     }
@@ -256,16 +322,32 @@ impl Dir {
     }
 
     /// Removes the non-directory entry `name` of this directory (`unlinkat`).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be removed: it does not exist (`NotFound`), is
+    /// a directory, or this directory is not writable (`PermissionDenied`).
     pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
         rfs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(cvt)
     }
 
     /// Removes the empty subdirectory `name` (`unlinkat` with `AT_REMOVEDIR`).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be removed: it does not exist (`NotFound`), is
+    /// not empty (`DirectoryNotEmpty`), is not a directory (`NotADirectory`), or this
+    /// directory is not writable (`PermissionDenied`).
     pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
         rfs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR).map_err(cvt)
     }
 
     /// The target of the symbolic link `name` of this directory (`readlinkat`), as bytes.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be read as a link: it does not exist
+    /// (`NotFound`), or is not a symbolic link (`InvalidInput` on Unix).
     pub fn read_link_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         rfs::readlinkat(&self.fd, name, Vec::new())
             .map(|t| t.into_bytes())
@@ -274,6 +356,11 @@ impl Dir {
 
     /// Sets this directory's permission bits (`fchmod` on the handle: the directory
     /// opened, whatever its path leads to now).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the mode may not be changed: not the owner
+    /// (`PermissionDenied`), a read-only file system.
     pub fn set_permissions(&self, mode: u32) -> io::Result<()> {
         rfs::fchmod(&self.fd, Mode::from_raw_mode(mode & 0o7777)).map_err(cvt)
     }
@@ -284,6 +371,12 @@ impl Dir {
     /// through that handle's `/proc/self/fd` link (`fchmod` refuses an `O_PATH` handle),
     /// so a name swapped for a link meanwhile changes nothing else. Without `/proc`, it
     /// fails (`Unsupported`, saying so).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened or its mode changed: it does not
+    /// exist (`NotFound`), is not a directory (`NotADirectory`), is a symbolic link, or may
+    /// not be changed (`PermissionDenied`).
     pub fn set_dir_permissions_at(&self, name: &CStr, mode: u32) -> io::Result<()> {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rfs::openat(&self.fd, name, flags, Mode::empty()).map_err(cvt)?;
@@ -312,6 +405,12 @@ impl AsFd for Dir {
 
 /// Metadata of the file at `path` (relative to the working directory); with `follow`,
 /// a symbolic link there is followed.
+///
+/// # Errors
+///
+/// The system's error when `path` cannot be asked about: it does not exist (`NotFound`;
+/// with `follow`, a dangling link too), a component is not a directory or may not be
+/// searched; `InvalidInput` for a path with a NUL byte.
 pub fn stat_path(path: &Path, mask: StatMask, follow: bool) -> io::Result<Metadata> {
     let flags = if follow {
         AtFlags::empty()

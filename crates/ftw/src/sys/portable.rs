@@ -122,26 +122,53 @@ fn open_checked(path: PathBuf, follow: bool) -> io::Result<Dir> {
 
 impl Dir {
     /// Opens the directory at `path`, following a symbolic link there.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `path` cannot be opened as a directory: it does not exist
+    /// (`NotFound`), is not a directory (`NotADirectory`), or may not be read
+    /// (`PermissionDenied`).
     pub fn open(path: &Path) -> io::Result<Dir> {
         open_checked(path.to_path_buf(), true)
     }
 
     /// Opens the directory at `path`, failing if it is a symbolic link.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::open`], and an error when the last component of `path` is a symbolic link
+    /// (or on Windows a junction), which is not followed.
     pub fn open_nofollow(path: &Path) -> io::Result<Dir> {
         open_checked(path.to_path_buf(), false)
     }
 
     /// Opens the subdirectory `name`, not following a symbolic link.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened as a directory: it does not exist
+    /// (`NotFound`), is not a directory, is a symbolic link (or on Windows a junction),
+    /// which is not followed, or may not be read (`PermissionDenied`).
     pub fn open_at(&self, name: &CStr) -> io::Result<Dir> {
         open_checked(self.path.join(name_path(name)), false)
     }
 
     /// Opens the subdirectory `name`, following a symbolic link.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name`, or what it leads to, cannot be opened as a
+    /// directory: it does not exist (`NotFound`, a dangling link too), is not a directory,
+    /// or may not be read (`PermissionDenied`).
     pub fn open_at_follow(&self, name: &CStr) -> io::Result<Dir> {
         open_checked(self.path.join(name_path(name)), true)
     }
 
     /// A second handle to the same directory.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when no handle can be made (too many open: `EMFILE` on Unix).
     pub fn try_clone(&self) -> io::Result<Dir> {
         Ok(Dir {
             path: self.path.clone(),
@@ -149,6 +176,12 @@ impl Dir {
     }
 
     /// Opens the directory at the relative path `rel` below this one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::open_at`] (or, with `follow`, [`Dir::open_at_follow`]) for the first
+    /// component that cannot be opened: one that does not exist, is not a directory, or
+    /// without `follow` is a symbolic link; `InvalidInput` for a path with no component.
     pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
         if follow {
             return open_checked(self.path.join(name_path(rel)), true);
@@ -170,6 +203,12 @@ impl Dir {
     }
 
     /// Reads every entry of the directory (but `.` and `..`), calling `f` for each.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the directory cannot be read (an I/O error, a directory
+    /// removed meanwhile, a handle that may not read it); some entries may have been given
+    /// to `f` before it.
     pub fn read_entries<F>(&self, buf: &mut DirBuf, mut f: F) -> io::Result<()>
     where
         F: FnMut(RawEntry<'_>),
@@ -204,6 +243,11 @@ impl Dir {
 
     /// Whether this process may read, write and search the entry `name`: where the
     /// system does not say, whether its owner may (on Unix; elsewhere, yes).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist
+    /// (`NotFound`), or this directory may not be searched.
     pub fn may_change_at(&self, name: &CStr) -> io::Result<bool> {
         #[cfg(unix)]
         {
@@ -220,11 +264,22 @@ impl Dir {
 
     /// Whether the entry `name` is the root of a mount: not told here (`false`); the
     /// device of its metadata tells another file system.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist
+    /// (`NotFound`), or this directory may not be searched.
     pub fn is_mount_root_at(&self, _name: &CStr) -> io::Result<bool> {
         Ok(false)
     }
 
     /// Metadata of the entry `name`; with `follow`, a symbolic link is followed.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist (`NotFound`;
+    /// with `follow`, a dangling link too), or this directory may not be searched
+    /// (`PermissionDenied`).
     pub fn stat_at(&self, name: &CStr, _mask: StatMask, follow: bool) -> io::Result<Metadata> {
         let p = self.path.join(name_path(name));
         let m = if follow {
@@ -236,6 +291,11 @@ impl Dir {
     }
 
     /// Metadata of this directory itself.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the handle's metadata cannot be read (an I/O error of the
+    /// file system).
     pub fn stat(&self, _mask: StatMask) -> io::Result<Metadata> {
         Ok(meta(fs::metadata(&self.path)?))
     }
@@ -247,16 +307,33 @@ impl Dir {
     }
 
     /// Removes the non-directory entry `name`.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be removed: it does not exist (`NotFound`), is
+    /// a directory, or this directory is not writable (`PermissionDenied`).
     pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
         fs::remove_file(self.path.join(name_path(name)))
     }
 
     /// Removes the empty subdirectory `name`.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be removed: it does not exist (`NotFound`), is
+    /// not empty (`DirectoryNotEmpty`), is not a directory (`NotADirectory`), or this
+    /// directory is not writable (`PermissionDenied`).
     pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
         fs::remove_dir(self.path.join(name_path(name)))
     }
 
     /// Reads the whole regular file `name` of this directory.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened or read: it does not exist
+    /// (`NotFound`), is a symbolic link (not followed) or a directory, or may not be read
+    /// (`PermissionDenied`).
     pub fn read_file_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         let path = self.path.join(name_path(name));
         if fs::symlink_metadata(&path)?.file_type().is_symlink() {
@@ -266,6 +343,11 @@ impl Dir {
     }
 
     /// The target of the symbolic link `name` of this directory, as bytes.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be read as a link: it does not exist
+    /// (`NotFound`), or is not a symbolic link (`InvalidInput` on Unix).
     pub fn read_link_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         let target = fs::read_link(self.path.join(name_path(name)))?;
         Ok(super::os_to_bytes(target.as_os_str()))
@@ -273,6 +355,11 @@ impl Dir {
 
     /// Sets this directory's permission bits (on Unix; elsewhere, `mode` without owner
     /// write makes it read-only).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the mode may not be changed: not the owner
+    /// (`PermissionDenied`), a read-only file system.
     pub fn set_permissions(&self, mode: u32) -> io::Result<()> {
         #[cfg(unix)]
         let perms = {
@@ -291,6 +378,12 @@ impl Dir {
     /// Sets the permission bits of the subdirectory `name` (on Unix; elsewhere it is
     /// not supported). A link there is not followed, though a name swapped for a link
     /// between the check and the change is (this fallback works by path).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened or its mode changed: it does not
+    /// exist (`NotFound`), is not a directory (`NotADirectory`), is a symbolic link, or may
+    /// not be changed (`PermissionDenied`).
     pub fn set_dir_permissions_at(&self, name: &CStr, mode: u32) -> io::Result<()> {
         #[cfg(unix)]
         {
@@ -310,6 +403,12 @@ impl Dir {
 }
 
 /// Metadata of the file at `path`; with `follow`, a symbolic link there is followed.
+///
+/// # Errors
+///
+/// The system's error when `path` cannot be asked about: it does not exist (`NotFound`;
+/// with `follow`, a dangling link too), a component is not a directory or may not be
+/// searched; `InvalidInput` for a path with a NUL byte.
 pub fn stat_path(path: &Path, _mask: StatMask, follow: bool) -> io::Result<Metadata> {
     let m = if follow {
         fs::metadata(path)?

@@ -1201,12 +1201,23 @@ pub(super) fn parse_batch<'b>(
 impl Dir {
     /// Opens the directory at `path` (relative to the working directory), following a
     /// link or junction there.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `path` cannot be opened as a directory: it does not exist
+    /// (`NotFound`), is not a directory (`NotADirectory`), or may not be read
+    /// (`PermissionDenied`).
     pub fn open(path: &Path) -> io::Result<Dir> {
         open_dir_path(path, true)
     }
 
     /// Opens the directory at `path`, failing (`ERROR_DIRECTORY`, "not a directory")
     /// if its last component is a link or junction.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::open`], and an error when the last component of `path` is a symbolic link
+    /// (or on Windows a junction), which is not followed.
     pub fn open_nofollow(path: &Path) -> io::Result<Dir> {
         open_dir_path(path, false)
     }
@@ -1254,6 +1265,12 @@ impl Dir {
     /// (`NtCreateFile` with `RootDirectory`): a link or junction is not followed: it
     /// fails with `ERROR_DIRECTORY` ("not a directory"). `..` is the parent of this
     /// directory's path (the system has no `..` relative to a handle).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened as a directory: it does not exist
+    /// (`NotFound`), is not a directory, is a symbolic link (or on Windows a junction),
+    /// which is not followed, or may not be read (`PermissionDenied`).
     pub fn open_at(&self, name: &CStr) -> io::Result<Dir> {
         if name.to_bytes() == b".." {
             return self.open_parent();
@@ -1371,6 +1388,12 @@ impl Dir {
     }
 
     /// Opens the subdirectory `name`, following it if it is a link or junction.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name`, or what it leads to, cannot be opened as a
+    /// directory: it does not exist (`NotFound`, a dangling link too), is not a directory,
+    /// or may not be read (`PermissionDenied`).
     pub fn open_at_follow(&self, name: &CStr) -> io::Result<Dir> {
         if name.to_bytes() == b".." {
             return self.open_parent();
@@ -1390,6 +1413,12 @@ impl Dir {
 
     /// Reads the whole regular file `name` of this directory (a link there is not
     /// followed).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened or read: it does not exist
+    /// (`NotFound`), is a symbolic link (not followed) or a directory, or may not be read
+    /// (`PermissionDenied`).
     pub fn read_file_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         let w = one_name(name)?;
         let h = open_no_link(
@@ -1405,6 +1434,10 @@ impl Dir {
     }
 
     /// A second handle to the same open directory (`DuplicateHandle`).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when no handle can be made (too many open: `EMFILE` on Unix).
     pub fn try_clone(&self) -> io::Result<Dir> {
         Ok(Dir {
             handle: self.handle.try_clone()?,
@@ -1417,6 +1450,12 @@ impl Dir {
     /// Opens the directory at the relative path `rel` (components separated by `/` or `\`)
     /// below this one. Without `follow`, no component may be a link or junction (one
     /// component at a time, each relative to the last); with `follow`, in one call.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::open_at`] (or, with `follow`, [`Dir::open_at_follow`]) for the first
+    /// component that cannot be opened: one that does not exist, is not a directory, or
+    /// without `follow` is a symbolic link; `InvalidInput` for a path with no component.
     pub fn open_beneath(&self, rel: &CStr, follow: bool) -> io::Result<Dir> {
         if follow {
             return self.open_at_follow(rel);
@@ -1438,6 +1477,12 @@ impl Dir {
     /// `FileIdBothDirectoryInfo` until no more), calling `f` for each; nothing is
     /// allocated per entry. The first call restarts the listing, so it can be read
     /// again.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the directory cannot be read (an I/O error, a directory
+    /// removed meanwhile, a handle that may not read it); some entries may have been given
+    /// to `f` before it.
     pub fn read_entries<F>(&self, buf: &mut DirBuf, mut f: F) -> io::Result<()>
     where
         F: FnMut(RawEntry<'_>),
@@ -1501,12 +1546,22 @@ impl Dir {
 
     /// Whether this process may read, write and search the entry `name`: Windows has no
     /// Unix modes to change (yes).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist
+    /// (`NotFound`), or this directory may not be searched.
     pub fn may_change_at(&self, _name: &CStr) -> io::Result<bool> {
         Ok(true)
     }
 
     /// Whether the entry `name` is the root of a mount: not told here (`false`); the
     /// device of its metadata tells another file system.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist
+    /// (`NotFound`), or this directory may not be searched.
     pub fn is_mount_root_at(&self, _name: &CStr) -> io::Result<bool> {
         Ok(false)
     }
@@ -1514,6 +1569,12 @@ impl Dir {
     /// Metadata of the entry `name` of this directory; with `follow`, a link is
     /// followed. `GetFileAttributesExW` answers where it can (see the module's notes),
     /// else the entry is opened relative to this directory's handle.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be asked about: it does not exist (`NotFound`;
+    /// with `follow`, a dangling link too), or this directory may not be searched
+    /// (`PermissionDenied`).
     pub fn stat_at(&self, name: &CStr, mask: StatMask, follow: bool) -> io::Result<Metadata> {
         let w = one_name(name)?;
         let mut reparse = false;
@@ -1539,6 +1600,11 @@ impl Dir {
     }
 
     /// Metadata of this directory itself (from its handle).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the handle's metadata cannot be read (an I/O error of the
+    /// file system).
     pub fn stat(&self, mask: StatMask) -> io::Result<Metadata> {
         let (m, told) = stat_handle(self.handle.as_handle(), mask, false, self.dev())?;
         if let Some(dev) = told {
@@ -1665,11 +1731,22 @@ impl Dir {
 
     /// Removes the non-directory entry `name` of this directory (a link or junction
     /// included, itself).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be removed: it does not exist (`NotFound`), is
+    /// a directory, or this directory is not writable (`PermissionDenied`).
     pub fn unlink_at(&self, name: &CStr) -> io::Result<()> {
         self.remove_at(name, false)
     }
 
     /// Removes the empty subdirectory `name`.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be removed: it does not exist (`NotFound`), is
+    /// not empty (`DirectoryNotEmpty`), is not a directory (`NotADirectory`), or this
+    /// directory is not writable (`PermissionDenied`).
     pub fn remove_dir_at(&self, name: &CStr) -> io::Result<()> {
         self.remove_at(name, true)
     }
@@ -1682,12 +1759,22 @@ impl Dir {
 
     /// The target of the link `name` of this directory, as bytes (by path: std reads
     /// the reparse data).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be read as a link: it does not exist
+    /// (`NotFound`), or is not a symbolic link (`InvalidInput` on Unix).
     pub fn read_link_at(&self, name: &CStr) -> io::Result<Vec<u8>> {
         let target = std::fs::read_link(self.entry_path(name)?)?;
         Ok(os_to_bytes(target.as_os_str()))
     }
 
     /// Sets this directory's read-only attribute: set when `mode` has no owner write.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when the mode may not be changed: not the owner
+    /// (`PermissionDenied`), a read-only file system.
     pub fn set_permissions(&self, mode: u32) -> io::Result<()> {
         let path = OsString::from_wide(&self.path);
         let mut p = std::fs::metadata(&path)?.permissions();
@@ -1697,6 +1784,12 @@ impl Dir {
 
     /// Unix permission bits of a subdirectory: nothing to set on Windows, where a
     /// directory's attributes do not keep its entries (`Unsupported`).
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `name` cannot be opened or its mode changed: it does not
+    /// exist (`NotFound`), is not a directory (`NotADirectory`), is a symbolic link, or may
+    /// not be changed (`PermissionDenied`).
     pub fn set_dir_permissions_at(&self, name: &CStr, mode: u32) -> io::Result<()> {
         let _ = (name, mode);
         Err(io::Error::from(io::ErrorKind::Unsupported))
@@ -1711,6 +1804,12 @@ impl AsHandle for Dir {
 
 /// Metadata of the file at `path` (relative to the working directory); with `follow`,
 /// a link there is followed. `GetFileAttributesExW` first, as [`Dir::stat_at`].
+///
+/// # Errors
+///
+/// The system's error when `path` cannot be asked about: it does not exist (`NotFound`;
+/// with `follow`, a dangling link too), a component is not a directory or may not be
+/// searched; `InvalidInput` for a path with a NUL byte.
 pub fn stat_path(path: &Path, mask: StatMask, follow: bool) -> io::Result<Metadata> {
     let mut reparse = false;
     if attributes_answer(mask) {

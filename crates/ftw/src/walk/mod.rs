@@ -460,6 +460,34 @@ impl WalkBuilder {
     }
 }
 
+/// A builder is walked as it is built: `for entry in WalkBuilder::new(path)` is
+/// `for entry in WalkBuilder::new(path).build()`, a serial walk yielding owned
+/// [`DirEntry`] values (or an [`Error`] for what could not be read, and the walk goes
+/// on).
+///
+/// ```
+/// use ftw::WalkBuilder;
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::create_dir(tmp.path().join("a"))?;
+/// std::fs::write(tmp.path().join("a/f"), b"x")?;
+/// let mut paths = Vec::new();
+/// for entry in WalkBuilder::new(tmp.path()).sort(true) {
+///     let entry = entry?;
+///     paths.push(entry.path().strip_prefix(tmp.path()).unwrap().to_owned());
+/// }
+/// assert_eq!(paths, ["", "a", "a/f"].map(std::path::PathBuf::from));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl IntoIterator for WalkBuilder {
+    type Item = Result<DirEntry, Error>;
+    type IntoIter = Walk;
+
+    fn into_iter(self) -> Walk {
+        self.build()
+    }
+}
+
 /// An entry seen during a walk, borrowed from the walker: no allocation is made for it.
 /// Its full path is built only when asked ([`Entry::write_path`], [`Entry::path`]).
 #[derive(Clone, Copy, Debug)]
@@ -574,6 +602,12 @@ impl<'a> Entry<'a> {
     /// field asked for (Windows: no call), else by one `statx` relative to the
     /// directory's handle where the walk kept it ([`WalkBuilder::keep_handles`]), else
     /// by path.
+    ///
+    /// # Errors
+    ///
+    /// The system's error for the `statx` (or `stat` by path): the entry may have been
+    /// removed or renamed since it was listed (`NotFound`), or, for a followed link, what
+    /// it leads to may be gone.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
