@@ -227,6 +227,12 @@ fn each_filter_lists_what_find_lists() {
             &["-E", glob],
             &["-path", &path, "-prune", "-o", "-print0"],
         );
+        // The whole absolute path, as it always was.
+        same(
+            &root,
+            &["-E", &path],
+            &["-path", &path, "-prune", "-o", "-print0"],
+        );
     }
 }
 

@@ -12,7 +12,8 @@ use std::path::Path;
 /// matches names (`*.o`, `.git`, `node_modules`); one with a `/` matches the end of the
 /// path, at a component's start (`src/gen` excludes `./a/src/gen`; `*` does not cross a
 /// `/`; `**` does); one that starts with `/` is anchored at the walk's root, as in a
-/// `.gitignore` at the root (`/src` excludes `./src`, not `./a/src`). Case matters.
+/// `.gitignore` at the root (`/src` excludes `./src`, not `./a/src`), and matches a
+/// whole absolute path too (`/home/me/.cache` below `/home`). Case matters.
 ///
 /// Simple name globs (a literal name, `*.ext`, `prefix*`, `*suffix`, and a group of
 /// literal alternatives written out into those, like `*.{c,h}`) are sorted out first: a
@@ -172,10 +173,19 @@ impl Excludes {
                 reason: e.kind().to_string(),
             };
             let trimmed = g.trim_end_matches('/');
-            let (builder, source) = if let Some(below) = trimmed.strip_prefix('/') {
+            if let Some(below) = trimmed.strip_prefix('/') {
+                // Anchored at the root; and, as it was always read, a whole path when
+                // the walk's are absolute (below a root, a path of a root other than
+                // '/' never equals one that starts at '/' in the same words).
                 any_anchored = true;
-                (&mut anchored, Cow::Borrowed(below.trim_start_matches('/')))
-            } else if trimmed.contains('/') {
+                let glob = GlobBuilder::new(below.trim_start_matches('/'))
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(err)?;
+                anchored.add(glob);
+            }
+            let (builder, source) = if trimmed.contains('/') {
                 any_path = true;
                 let source = if trimmed.starts_with("**/") {
                     Cow::Borrowed(trimmed)
