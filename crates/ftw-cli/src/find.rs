@@ -108,10 +108,13 @@ pub struct FindArgs {
           allow_hyphen_values = true, value_terminator = ";")]
     exec_batch: Option<Vec<std::ffi::OsString>>,
 
-    /// Print each entry by TEMPLATE, a small 'find -printf': %p path, %f name, %h its
-    /// directory, %d depth, %y type letter, %s size, %m octal mode, %M mode as ls writes
-    /// it, %n links, %u/%g owner and group (%U/%G as numbers), %t and %T@ modification
-    /// time, %l link target, %%; escapes \n \t \0 \\. No newline is added.
+    /// Print each entry by TEMPLATE, as 'find -printf': %p path, %P path below the
+    /// root, %f name, %h its directory, %d depth, %y type letter, %s size, %k KiB
+    /// allocated, %i inode, %m octal mode, %M mode as ls writes it, %n links, %u/%g
+    /// owner and group (%U/%G as numbers), %t and %Tk modification time, %Ak access
+    /// time, %Ck status change time (k: @, +, or a strftime letter), %l link target,
+    /// %%; widths and flags as find's (%-20f, %10s, %.3p, %#m); escapes \n \t \0
+    /// \\. No newline is added.
     #[arg(long = "format", value_name = "TEMPLATE", conflicts_with = "long")]
     format: Option<String>,
 

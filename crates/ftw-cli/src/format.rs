@@ -37,21 +37,75 @@ enum Piece {
     Mtime,
     /// `%T@`
     MtimeEpoch,
+    /// `%Tk`, `%Ak`, `%Ck`: part `k` of the time of the last modification, access or
+    /// change of status (find's letters: strftime's, `@`, `+`).
+    TimePart(Time, u8),
     /// `%l`
     Target,
+    /// `%P`: the path below the root (empty for a root).
+    Below,
+    /// `%i`
+    Inode,
+    /// `%k`: the space allocated, in 1 KiB blocks.
+    Kilobytes,
 }
+
+/// Which of a file's times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Time {
+    Modified,
+    Accessed,
+    Changed,
+}
+
+/// How a directive is laid out: find's (C's `%-W.Ps`, on the text the directive makes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Layout {
+    /// `-`: padded on the right.
+    left: bool,
+    /// `#`: the alternate form (an octal mode with a leading 0).
+    alternate: bool,
+    /// At least this many bytes.
+    width: usize,
+    /// At most this many bytes of the text.
+    precision: Option<usize>,
+}
+
+impl Layout {
+    /// Lays out what was written to `out` from `start`.
+    fn apply(&self, out: &mut Vec<u8>, start: usize) {
+        if let Some(p) = self.precision {
+            out.truncate(start + p.min(out.len() - start));
+        }
+        let len = out.len() - start;
+        if len < self.width {
+            let pad = self.width - len;
+            if self.left {
+                out.resize(out.len() + pad, b' ');
+            } else {
+                out.splice(start..start, std::iter::repeat_n(b' ', pad));
+            }
+        }
+    }
+}
+
+/// The letters `%T` takes (GNU find's).
+const TIME_PARTS: &[u8] = b"@+aAbBcCdDeFgGhHIjklmMprRsStTuUVwWxXyYzZ";
 
 /// A compiled template; or the `-l` line.
 #[derive(Clone, Debug)]
 pub struct Format {
-    pieces: Vec<Piece>,
+    pieces: Vec<(Piece, Layout)>,
     long: bool,
     mask: Option<StatMask>,
 }
 
-const HELP: &str = "%p path, %f name, %h directory, %d depth, %y type, %s size, \
-                    %m and %M mode, %n links, %u/%U owner, %g/%G group, %t and %T@ \
-                    modification time, %l link target, %%; \\n \\t \\0 \\\\";
+const HELP: &str = "%p path, %P path below the root, %f name, %h directory, %d depth, \
+                    %y type, %s size, %k KiB allocated, %i inode, %m and %M mode, \
+                    %n links, %u/%U owner, %g/%G group, %t and %Tk modification time \
+                    (k: @, +, or a strftime letter), %Ak access time, %Ck status \
+                    change time, %l link target, %%; a width and \
+                    flags as find's (%-10f, %8s, %.3p, %#m); \\n \\t \\0 \\\\";
 
 impl Format {
     /// Compiles a `find -printf`-like template: the directives in [`HELP`].
@@ -85,12 +139,35 @@ impl Format {
                 i += 1;
                 continue;
             }
-            let (piece, len) = match (bytes.get(i + 1), bytes.get(i + 2)) {
-                (Some(b'%'), _) => {
-                    text.push(b'%');
-                    i += 2;
-                    continue;
+            if bytes.get(i + 1) == Some(&b'%') {
+                text.push(b'%');
+                i += 2;
+                continue;
+            }
+            // Flags, a width, a precision (as find's -printf takes them).
+            let at = i;
+            let mut layout = Layout::default();
+            i += 1;
+            while let Some(&f) = bytes.get(i).filter(|b| b"-0+ #".contains(b)) {
+                layout.left |= f == b'-';
+                layout.alternate |= f == b'#';
+                i += 1;
+            }
+            let number = |i: &mut usize| {
+                let from = *i;
+                while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
+                    *i += 1;
                 }
+                template[from..*i].parse::<usize>().ok()
+            };
+            layout.width = number(&mut i).unwrap_or(0);
+            if bytes.get(i) == Some(&b'.') {
+                i += 1;
+                layout.precision = Some(number(&mut i).unwrap_or(0));
+            }
+            // The directive is read from `i - 1` on, as if it followed the '%' there.
+            i -= 1;
+            let (piece, len) = match (bytes.get(i + 1), bytes.get(i + 2)) {
                 (Some(b'p'), _) => (Piece::Path, 2),
                 (Some(b'f'), _) => (Piece::Name, 2),
                 (Some(b'h'), _) => (Piece::Dir, 2),
@@ -106,22 +183,45 @@ impl Format {
                 (Some(b'G'), _) => (Piece::Group(false), 2),
                 (Some(b't'), _) => (Piece::Mtime, 2),
                 (Some(b'T'), Some(b'@')) => (Piece::MtimeEpoch, 3),
+                (Some(&c @ (b'T' | b'A' | b'C')), Some(&k)) if TIME_PARTS.contains(&k) => {
+                    let which = match c {
+                        b'T' => Time::Modified,
+                        b'A' => Time::Accessed,
+                        _ => Time::Changed,
+                    };
+                    (Piece::TimePart(which, k), 3)
+                }
+                (Some(b'T' | b'A' | b'C'), _) => {
+                    return Err(bad(at, "an unknown time part after %T, %A or %C"));
+                }
                 (Some(b'l'), _) => (Piece::Target, 2),
-                _ => return Err(bad(i, "an unknown directive")),
+                (Some(b'P'), _) => (Piece::Below, 2),
+                (Some(b'i'), _) => (Piece::Inode, 2),
+                (Some(b'k'), _) => (Piece::Kilobytes, 2),
+                _ => return Err(bad(at, "an unknown directive")),
             };
             if !text.is_empty() {
-                pieces.push(Piece::Text(std::mem::take(&mut text)));
+                pieces.push((Piece::Text(std::mem::take(&mut text)), Layout::default()));
             }
-            pieces.push(piece);
+            pieces.push((piece, layout));
             i += len;
         }
         if !text.is_empty() {
-            pieces.push(Piece::Text(text));
+            pieces.push((Piece::Text(text), Layout::default()));
         }
         #[cfg(windows)]
         if pieces
             .iter()
-            .any(|p| matches!(p, Piece::User(_) | Piece::Group(_)))
+            .any(|(p, _)| matches!(p, Piece::TimePart(Time::Accessed | Time::Changed, _)))
+        {
+            crate::msg::not_on_windows(
+                "%A, %C: ftw does not read these times on Windows: 0 is shown",
+            );
+        }
+        #[cfg(windows)]
+        if pieces
+            .iter()
+            .any(|(p, _)| matches!(p, Piece::User(_) | Piece::Group(_)))
         {
             crate::msg::not_on_windows(
                 "%u, %U, %g, %G: Windows files have no user and group ids: '-' is shown for %u and %g, 0 for %U and %G",
@@ -142,19 +242,25 @@ impl Format {
             Piece::Mtime,
             Piece::Path,
         ];
+        let pieces = pieces.into_iter().map(|p| (p, Layout::default())).collect();
         Format::new(pieces, true)
     }
 
-    fn new(pieces: Vec<Piece>, long: bool) -> Format {
+    fn new(pieces: Vec<(Piece, Layout)>, long: bool) -> Format {
         let mut mask: Option<StatMask> = None;
         let mut add = |m: StatMask| mask = Some(mask.map_or(m, |old| old | m));
-        for p in &pieces {
+        for (p, _) in &pieces {
             match p {
                 Piece::Size => add(StatMask::SIZE),
                 Piece::ModeOctal | Piece::ModeSymbolic => add(StatMask::MODE),
                 Piece::Links => add(StatMask::NLINK),
                 Piece::User(_) | Piece::Group(_) => add(StatMask::OWNER),
-                Piece::Mtime | Piece::MtimeEpoch => add(StatMask::MTIME),
+                Piece::Mtime | Piece::MtimeEpoch | Piece::TimePart(Time::Modified, _) => {
+                    add(StatMask::MTIME)
+                }
+                Piece::TimePart(_, _) => add(StatMask::TIMES),
+                Piece::Inode => add(StatMask::ID),
+                Piece::Kilobytes => add(StatMask::BLOCKS),
                 _ => {}
             }
         }
@@ -176,10 +282,11 @@ impl Format {
             None => Metadata::default(),
         };
         let mut first = true;
-        for p in &self.pieces {
+        for (p, layout) in &self.pieces {
             if self.long && !std::mem::take(&mut first) {
                 out.push(b' ');
             }
+            let start = out.len();
             match p {
                 Piece::Text(t) => out.extend_from_slice(t),
                 Piece::Path if names.raw() => e.write_path(out),
@@ -194,6 +301,11 @@ impl Format {
                     out.extend_from_slice(format!("{:>8}", format!("{major}, {minor}")).as_bytes())
                 }
                 Piece::Size => push_num(out, m.size, if self.long { 8 } else { 0 }),
+                Piece::ModeOctal if layout.alternate => out.extend_from_slice(
+                    format!("{:#o}", m.mode & 0o7777)
+                        .replace("0o", "0")
+                        .as_bytes(),
+                ),
                 Piece::ModeOctal => {
                     out.extend_from_slice(format!("{:o}", m.mode & 0o7777).as_bytes())
                 }
@@ -208,7 +320,21 @@ impl Format {
                 Piece::MtimeEpoch => {
                     out.extend_from_slice(format!("{}.{:09}0", m.mtime, m.mtime_nsec).as_bytes())
                 }
+                Piece::TimePart(which, k) => {
+                    let (secs, nsec) = match which {
+                        Time::Modified => (m.mtime, m.mtime_nsec),
+                        Time::Accessed => (m.atime, m.atime_nsec),
+                        Time::Changed => (m.ctime, m.ctime_nsec),
+                    };
+                    time_part(out, secs, nsec, *k)
+                }
                 Piece::Target => names.text(&link_target(e), out),
+                Piece::Below => names.text(&below_root(e), out),
+                Piece::Inode => push_num(out, m.ino, 0),
+                Piece::Kilobytes => push_num(out, m.blocks.div_ceil(2), 0),
+            }
+            if *layout != Layout::default() {
+                layout.apply(out, start);
             }
         }
         if self.long && e.file_type() == FileType::Symlink {
@@ -231,6 +357,55 @@ fn link_target(e: &Entry<'_>) -> Vec<u8> {
             .map(|t| t.into_os_string().into_encoded_bytes())
             .unwrap_or_default(),
     }
+}
+
+/// find's `%P`: the path below the root, the last `depth` components of the path (names
+/// hold no separator, whatever the root's path holds); empty for a root.
+fn below_root(e: &Entry<'_>) -> Vec<u8> {
+    if e.depth() == 0 {
+        return Vec::new();
+    }
+    let mut path = Vec::new();
+    e.write_path(&mut path);
+    let is_sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
+    let mut seen = 0;
+    for i in (0..path.len()).rev() {
+        if is_sep(path[i]) {
+            seen += 1;
+            if seen == e.depth() {
+                return path.split_off(i + 1);
+            }
+        }
+    }
+    path
+}
+
+/// find's `%Tk`: part `k` of a time, in the local time zone; `@` the seconds since
+/// the epoch, `+` date and time; the seconds of `S`, `T`, `X` and `+` carry ten
+/// digits of fraction, as find writes them.
+fn time_part(out: &mut Vec<u8>, secs: i64, nsec: u32, k: u8) {
+    let fraction = format!("{nsec:09}0");
+    if k == b'@' {
+        out.extend_from_slice(format!("{secs}.{fraction}").as_bytes());
+        return;
+    }
+    let Some(z) = jiff::Timestamp::new(secs, nsec as i32)
+        .ok()
+        .map(|t| t.to_zoned(jiff::tz::TimeZone::system()))
+    else {
+        out.extend_from_slice(secs.to_string().as_bytes());
+        return;
+    };
+    let text = match k {
+        b'+' => format!("{}.{fraction}", z.strftime("%Y-%m-%d+%H:%M:%S")),
+        b'S' => format!("{}.{fraction}", z.strftime("%S")),
+        b'T' | b'X' => format!("{}.{fraction}", z.strftime("%H:%M:%S")),
+        b'c' => z.strftime("%a %b %e %H:%M:%S %Y").to_string(),
+        b'D' | b'x' => z.strftime("%m/%d/%y").to_string(),
+        b'r' => z.strftime("%I:%M:%S %p").to_string(),
+        k => z.strftime(&format!("%{}", k as char)).to_string(),
+    };
+    out.extend_from_slice(text.as_bytes());
 }
 
 fn name_of<'a>(e: &Entry<'a>) -> &'a [u8] {

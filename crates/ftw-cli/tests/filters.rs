@@ -420,8 +420,24 @@ fn format_writes_what_find_printf_writes() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("t");
     filter_tree(&root, SystemTime::now());
-    let template = "%p|%f|%h|%d|%y|%s|%m|%M|%n|%u|%g|%U|%G|%t|%T@|%l\\0";
-    for (threads, follow) in [("1", false), ("0", false), ("1", true), ("0", true)] {
+    // Every time part find knows, of each of the three times; widths, flags and
+    // precisions as C's printf lays out a string.
+    let parts: String = "@+aAbBcCdDeFgGhHIjklmMprRsStTuUVwWxXyYzZ"
+        .chars()
+        .flat_map(|k| ['%', 'T', k, '|', '%', 'A', k, '|', '%', 'C', k, '|'])
+        .collect();
+    let with_parts = format!("%p|{parts}\\0");
+    // Reading a directory may set its access time once (relatime): read them all first,
+    // so that both tools see the same.
+    run(Command::new("find").arg(&root).arg("-ls"));
+    let templates = [
+        "%p|%f|%h|%d|%y|%s|%m|%M|%n|%u|%g|%U|%G|%t|%T@|%l\\0",
+        "%P|%i|%k|%10s|%-10f|%.3p|%5d|%-3y|%#m|%+4n|%010s|%.0f|%-4P.\\0",
+        &with_parts,
+    ];
+    for (template, threads, follow) in templates.iter().flat_map(|t| {
+        [("1", false), ("0", false), ("1", true), ("0", true)].map(|(j, f)| (*t, j, f))
+    }) {
         let mut c = Command::new(ftw_bin());
         c.args(["find", "-j", threads, "--format", template])
             .args(follow.then_some("-L"))
@@ -434,7 +450,7 @@ fn format_writes_what_find_printf_writes() {
             .args(["-mindepth", "1", "-printf", template]);
         let want = run(&mut f);
         assert_same(
-            "--format against find -printf",
+            &format!("--format {template} -j{threads} -L{follow} against find -printf"),
             &records(&r.stdout),
             &records(&want.stdout),
         );

@@ -448,6 +448,9 @@ fn stat_impl(
     if mask.contains(StatMask::OWNER) {
         want |= StatxFlags::UID | StatxFlags::GID;
     }
+    if mask.contains(StatMask::TIMES) {
+        want |= StatxFlags::ATIME | StatxFlags::CTIME;
+    }
     match rfs::statx(fd, name, flags | AtFlags::STATX_DONT_SYNC, want) {
         Ok(st) => Ok(Metadata {
             file_type: Some(FileType::from_mode(u32::from(st.stx_mode))),
@@ -462,6 +465,10 @@ fn stat_impl(
             uid: st.stx_uid,
             gid: st.stx_gid,
             rdev: rfs::makedev(st.stx_rdev_major, st.stx_rdev_minor),
+            atime: st.stx_atime.tv_sec,
+            atime_nsec: st.stx_atime.tv_nsec,
+            ctime: st.stx_ctime.tv_sec,
+            ctime_nsec: st.stx_ctime.tv_nsec,
         }),
         // No statx (old kernels, some sandboxes): the classic call answers the same.
         Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
@@ -480,6 +487,10 @@ fn stat_impl(
                 uid: st.st_uid,
                 gid: st.st_gid,
                 rdev: st.st_rdev as u64,
+                atime: st.st_atime as i64,
+                atime_nsec: st.st_atime_nsec as u32,
+                ctime: st.st_ctime as i64,
+                ctime_nsec: st.st_ctime_nsec as u32,
             })
         }
         Err(e) => Err(cvt(e)),

@@ -198,8 +198,11 @@ impl StatMask {
     pub const MTIME: StatMask = StatMask(16);
     /// Also the owner and group.
     pub const OWNER: StatMask = StatMask(32);
+    /// Also the times of the last access and of the last change of status (Unix; not
+    /// filled on Windows).
+    pub const TIMES: StatMask = StatMask(128);
     /// Every field of [`Metadata`].
-    pub const ALL: StatMask = StatMask(127);
+    pub const ALL: StatMask = StatMask(255);
 
     /// Both masks' fields (as `|`, in a `const`).
     ///
@@ -255,6 +258,15 @@ pub struct Metadata {
     pub gid: u32,
     /// For a device file, the device it stands for (as `dev`: the system's `dev_t`).
     pub rdev: u64,
+    /// The last access, in seconds since the Unix epoch (with [`StatMask::TIMES`]).
+    pub atime: i64,
+    /// The nanoseconds of the last access (with [`StatMask::TIMES`]).
+    pub atime_nsec: u32,
+    /// The last change of status (ctime), in seconds since the Unix epoch (with
+    /// [`StatMask::TIMES`]).
+    pub ctime: i64,
+    /// The nanoseconds of the last change of status (with [`StatMask::TIMES`]).
+    pub ctime_nsec: u32,
 }
 
 impl Metadata {
@@ -312,7 +324,10 @@ impl<'a> RawEntry<'a> {
 /// [`Dir::stat_at`] gives it, the entry not followed: on Windows, every field but the
 /// identity (a record tells no volume) and the link count; elsewhere there is none.
 pub fn listing_answers(mask: StatMask) -> bool {
-    cfg!(windows) && !mask.contains(StatMask::ID) && !mask.contains(StatMask::NLINK)
+    cfg!(windows)
+        && !mask.contains(StatMask::ID)
+        && !mask.contains(StatMask::NLINK)
+        && !mask.contains(StatMask::TIMES)
 }
 
 /// Whether `name` is `.` or `..`.

@@ -83,6 +83,10 @@ fn meta(m: fs::Metadata) -> Metadata {
             uid: m.uid(),
             gid: m.gid(),
             rdev: m.rdev(),
+            atime: m.atime(),
+            atime_nsec: m.atime_nsec() as u32,
+            ctime: m.ctime(),
+            ctime_nsec: m.ctime_nsec() as u32,
         }
     }
     #[cfg(not(unix))]
