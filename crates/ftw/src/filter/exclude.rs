@@ -310,8 +310,7 @@ impl Excludes {
         }
         scratch.clear();
         e.write_path(scratch);
-        self.is_match_path(scratch)
-            || self.is_match_below_root(below_root(scratch, e.depth()))
+        self.is_match_path(scratch) || self.is_match_below_root(below_root(scratch, e.depth()))
     }
 }
 
