@@ -698,32 +698,18 @@ mod random {
     }
 
     fn build(root: &Path, entries: &[(Vec<Vec<u8>>, Kind)]) {
-        let mut files: Vec<PathBuf> = Vec::new();
-        for (comps, kind) in entries {
-            let mut path = root.to_path_buf();
-            for c in &comps[..comps.len() - 1] {
-                path.push(OsStr::from_bytes(c));
-            }
-            if fs::create_dir_all(&path).is_err() {
-                continue;
-            }
-            path.push(OsStr::from_bytes(comps.last().unwrap()));
-            if fs::symlink_metadata(&path).is_ok() {
-                continue;
-            }
-            let made = match kind {
-                Kind::File(len) => fs::write(&path, vec![3u8; *len]).map(|()| true),
-                Kind::Dir => fs::create_dir(&path).map(|()| false),
-                Kind::HardLink(i) if !files.is_empty() => {
-                    fs::hard_link(&files[i % files.len()], &path).map(|()| false)
-                }
-                Kind::HardLink(_) => Ok(false),
-                Kind::Link(to) => symlink(OsStr::from_bytes(to), &path).map(|()| false),
-            };
-            if made.unwrap_or(false) {
-                files.push(path);
-            }
-        }
+        build_entries(
+            root,
+            entries.iter().map(|(comps, kind)| {
+                let made = match kind {
+                    Kind::File(len) => Made::File(*len),
+                    Kind::Dir => Made::Dir,
+                    Kind::HardLink(i) => Made::HardLink(*i),
+                    Kind::Link(to) => Made::Link(PathBuf::from(OsStr::from_bytes(to))),
+                };
+                (&comps[..], made)
+            }),
+        );
     }
 
     proptest! {

@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
@@ -47,37 +46,30 @@ fn entry() -> impl Strategy<Value = (Vec<Vec<u8>>, Kind)> {
 }
 
 fn build(root: &Path, entries: &[(Vec<Vec<u8>>, Kind)]) {
-    for (comps, kind) in entries {
-        let mut path = root.to_path_buf();
-        for c in &comps[..comps.len() - 1] {
-            path.push(p(c));
-        }
-        if std::fs::create_dir_all(&path).is_err() {
-            continue; // a file already stands where a directory would go
-        }
-        path.push(p(comps.last().unwrap()));
-        if std::fs::symlink_metadata(&path).is_ok() {
-            continue;
-        }
-        let _ = match kind {
-            Kind::File => std::fs::write(&path, b"x"),
-            Kind::Dir => std::fs::create_dir(&path),
-            Kind::Link(up, to) => {
-                // Never above the tree's root: with -L the walk would leave the tree.
-                let mut target = PathBuf::new();
-                for _ in 0..(*up).min(comps.len() - 1) {
-                    target.push("..");
+    build_entries(
+        root,
+        entries.iter().map(|(comps, kind)| {
+            let made = match kind {
+                Kind::File => Made::File(1),
+                Kind::Dir => Made::Dir,
+                Kind::Link(up, to) => {
+                    // Never above the tree's root: with -L the walk would leave the tree.
+                    let mut target = PathBuf::new();
+                    for _ in 0..(*up).min(comps.len() - 1) {
+                        target.push("..");
+                    }
+                    for c in to {
+                        target.push(p(c));
+                    }
+                    if target.as_os_str().is_empty() {
+                        target.push(".");
+                    }
+                    Made::Link(target)
                 }
-                for c in to {
-                    target.push(p(c));
-                }
-                if target.as_os_str().is_empty() {
-                    target.push(".");
-                }
-                symlink(target, &path)
-            }
-        };
-    }
+            };
+            (&comps[..], made)
+        }),
+    );
 }
 
 /// Whether `find -L` lists at most `limit` entries under `root` (it is stopped past

@@ -140,6 +140,51 @@ pub fn odd_tree(root: &Path) {
     symlink(".", root.join("self")).unwrap();
 }
 
+/// An entry of a random tree, for [`build_entries`].
+pub enum Made {
+    /// A file of this many bytes.
+    File(usize),
+    Dir,
+    /// A hard link to the n-th file made so far (modulo their count; none before the
+    /// first).
+    HardLink(usize),
+    /// A symbolic link to this target.
+    Link(PathBuf),
+}
+
+/// Builds random trees' entries under `root`, each a path of name components whose
+/// parents are made as directories. An entry whose place is taken (a file where a
+/// directory would go, or a name already made) is left out, as is one that cannot be
+/// made.
+pub fn build_entries<'a>(root: &Path, entries: impl IntoIterator<Item = (&'a [Vec<u8>], Made)>) {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for (comps, made) in entries {
+        let mut path = root.to_path_buf();
+        for c in &comps[..comps.len() - 1] {
+            path.push(p(c));
+        }
+        if std::fs::create_dir_all(&path).is_err() {
+            continue;
+        }
+        path.push(p(comps.last().unwrap()));
+        if std::fs::symlink_metadata(&path).is_ok() {
+            continue;
+        }
+        let file = match made {
+            Made::File(len) => std::fs::write(&path, vec![b'x'; len]).map(|()| true),
+            Made::Dir => std::fs::create_dir(&path).map(|()| false),
+            Made::HardLink(i) if !files.is_empty() => {
+                std::fs::hard_link(&files[i % files.len()], &path).map(|()| false)
+            }
+            Made::HardLink(_) => Ok(false),
+            Made::Link(to) => symlink(to, &path).map(|()| false),
+        };
+        if file.unwrap_or(false) {
+            files.push(path);
+        }
+    }
+}
+
 /// Opens a directory relative to another (or the working directory).
 fn open_dir(at: Option<&OwnedFd>, name: &Path) -> OwnedFd {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
