@@ -2,7 +2,7 @@
 //! command's output kept together), or for as many at once as the argument list holds.
 
 use crate::msg::report;
-use crate::select::{Select, visit_parallel, visit_serial};
+use crate::select::{Select, run};
 use ftw::filter::Ignore;
 use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder};
 use std::ffi::OsString;
@@ -294,55 +294,47 @@ pub fn each(
 ) -> (bool, bool) {
     let outcome = Outcome::new();
     let errors = AtomicBool::new(false);
-    if serial {
-        let mut path = Vec::new();
-        let mut scratch = Vec::new();
-        visit_serial(&mut b.build(), ignore, |item| {
-            let Some(e) = matched(item, select, &mut scratch, &errors) else {
+    /// Runs the command for each entry matched: on the terminal's own streams in a
+    /// serial walk (one at a time, in order), its output captured and written whole
+    /// in a parallel one.
+    struct Each<'a> {
+        select: &'a Select,
+        t: &'a Template,
+        outcome: &'a Outcome,
+        errors: &'a AtomicBool,
+        serial: bool,
+        path: Vec<u8>,
+        scratch: Vec<u8>,
+    }
+    impl ParallelVisitor for Each<'_> {
+        fn visit(&mut self, item: Result<&Entry<'_>, ftw::walk::Error>) -> Control {
+            let Some((e, control)) = matched(item, self.select, &mut self.scratch, self.errors)
+            else {
                 return Control::Continue;
             };
-            path.clear();
-            e.0.write_path(&mut path);
-            outcome.run_inherited(t.one(&path), &t.program);
-            if outcome.out_failed.load(Ordering::Relaxed) {
+            self.path.clear();
+            e.write_path(&mut self.path);
+            let command = self.t.one(&self.path);
+            if self.serial {
+                self.outcome.run_inherited(command, &self.t.program);
+            } else {
+                self.outcome.run_captured(command, &self.t.program);
+            }
+            if self.outcome.out_failed.load(Ordering::Relaxed) {
                 return Control::Stop;
             }
-            e.1
-        });
-    } else {
-        struct Each<'a> {
-            select: &'a Select,
-            t: &'a Template,
-            outcome: &'a Outcome,
-            errors: &'a AtomicBool,
-            path: Vec<u8>,
-            scratch: Vec<u8>,
+            control
         }
-        impl ParallelVisitor for Each<'_> {
-            fn visit(&mut self, item: Result<&Entry<'_>, ftw::walk::Error>) -> Control {
-                let Some((e, control)) = matched(item, self.select, &mut self.scratch, self.errors)
-                else {
-                    return Control::Continue;
-                };
-                self.path.clear();
-                e.write_path(&mut self.path);
-                self.outcome
-                    .run_captured(self.t.one(&self.path), &self.t.program);
-                if self.outcome.out_failed.load(Ordering::Relaxed) {
-                    return Control::Stop;
-                }
-                control
-            }
-        }
-        visit_parallel(b.build_parallel(), ignore, || Each {
-            select,
-            t,
-            outcome: &outcome,
-            errors: &errors,
-            path: Vec::new(),
-            scratch: Vec::new(),
-        });
     }
+    run(b, ignore, || Each {
+        select,
+        t,
+        outcome: &outcome,
+        errors: &errors,
+        serial,
+        path: Vec::new(),
+        scratch: Vec::new(),
+    });
     (outcome.failed.into_inner(), errors.into_inner())
 }
 
@@ -373,7 +365,6 @@ pub fn batch(
     select: &Select,
     ignore: Option<&Ignore>,
     t: &Template,
-    serial: bool,
 ) -> (bool, bool) {
     let errors = AtomicBool::new(false);
     let paths = Mutex::new(Vec::<Vec<u8>>::new());
@@ -384,19 +375,12 @@ pub fn batch(
         paths.lock().unwrap_or_else(|e| e.into_inner()).push(p);
         Some(control)
     };
-    if serial {
+    run(b, ignore, || {
         let mut scratch = Vec::new();
-        visit_serial(&mut b.build(), ignore, |item| {
+        move |item: Result<&Entry<'_>, ftw::walk::Error>| {
             collect(item, &mut scratch).unwrap_or(Control::Continue)
-        });
-    } else {
-        visit_parallel(b.build_parallel(), ignore, || {
-            let mut scratch = Vec::new();
-            move |item: Result<&Entry<'_>, ftw::walk::Error>| {
-                collect(item, &mut scratch).unwrap_or(Control::Continue)
-            }
-        });
-    }
+        }
+    });
     let paths = paths.into_inner().unwrap_or_else(|e| e.into_inner());
     let outcome = Outcome::new();
     let env: usize = std::env::vars_os()

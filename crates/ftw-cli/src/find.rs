@@ -207,7 +207,7 @@ pub fn run(args: FindArgs) -> ExitCode {
             }
         };
         let (failed_cmd, failed_walk) = if batch {
-            crate::exec::batch(b, &select, ignore, &template, serial)
+            crate::exec::batch(b, &select, ignore, &template)
         } else {
             crate::exec::each(b, &select, ignore, &template, serial)
         };

@@ -7,7 +7,9 @@ use ftw::filter::{
     Case, Excludes, Filter, Ignore, IgnoreError, IgnoreOptions, PatternKind, Patterns, SizeLimit,
     Time, Types,
 };
-use ftw::walk::{Control, Entry, Error, ParallelVisitor, ParallelWalk, Walk, WalkStats};
+use ftw::walk::{
+    Control, Entry, Error, ParallelVisitor, ParallelWalk, Walk, WalkBuilder, WalkStats,
+};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -293,5 +295,18 @@ where
         Some(ignore) => {
             ftw::filter::visit_parallel_ignoring(walk, ignore, ignore_file_failed, make)
         }
+    }
+}
+
+/// Runs the walk `b` (serial when sorted or on one thread, else parallel: see
+/// [`WalkBuilder::run`]) through `ignore`'s rules, if any.
+pub fn run<V, M>(b: WalkBuilder, ignore: Option<&Ignore>, make: M) -> WalkStats
+where
+    V: ParallelVisitor,
+    M: Fn() -> V + Sync,
+{
+    match ignore {
+        None => b.run_entries(make),
+        Some(ignore) => ftw::filter::run_ignoring(b, ignore, ignore_file_failed, make),
     }
 }

@@ -829,6 +829,11 @@ impl Drop for Counter<'_> {
 impl Visitor for Counter<'_> {
     type State = DirState;
 
+    /// Each entry is asked for its size relative to its directory's handle.
+    fn wants_handles(&self) -> bool {
+        true
+    }
+
     fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&DirState>) -> DirState {
         let rules = self.run.opts.ignore.as_ref().map(|ig| {
             let run = self.run;
@@ -1183,15 +1188,9 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         let walk = WalkBuilder::new(root)
             .follow_links(options.follow_links)
             .same_file_system(options.same_file_system);
-        if options.threads == 1 {
-            // du's order: depth first, each directory's entries as read, a
-            // subdirectory walked where it is met.
-            walk.keep_handles(true).build().visit_events(&mut counter());
-        } else {
-            walk.threads(options.threads)
-                .build_parallel()
-                .visit_events(counter);
-        }
+        // With one thread, du's order: depth first, each directory's entries as read,
+        // a subdirectory walked where it is met.
+        let _ = walk.threads(options.threads).run(counter);
         let node = run
             .result
             .lock()

@@ -45,7 +45,7 @@ pub use exclude::Excludes;
 pub use ignores::{Ignore, IgnoreError, IgnoreOptions, Rules};
 pub use pattern::{Case, PatternError, PatternKind, Patterns};
 pub use spec::{SizeLimit, Time, parse_time};
-pub use walk_ignore::{visit_ignoring, visit_parallel_ignoring};
+pub use walk_ignore::{run_ignoring, visit_ignoring, visit_parallel_ignoring};
 
 use crate::sys::{self, FileType, StatMask};
 use crate::walk::Entry;

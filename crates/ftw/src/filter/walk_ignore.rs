@@ -4,7 +4,9 @@
 
 use super::ignores::{Ignore, IgnoreError, Rules};
 use crate::walk::WalkStats;
-use crate::walk::{Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk};
+use crate::walk::{
+    Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk, WalkBuilder,
+};
 use std::sync::Arc;
 
 /// What sees the entries that the rules let through.
@@ -138,6 +140,49 @@ where
 {
     let on_error = &on_error;
     walk.visit_events(|| WithIgnore {
+        inner: Parallel(make()),
+        ignore,
+        on_error,
+        scratch: Vec::new(),
+    })
+}
+
+/// Runs the walk `b` as [`WalkBuilder::run`] does (serial when sorted or on one thread,
+/// else parallel), each visitor made by `make` behind `ignore`'s rules (see
+/// [`visit_ignoring`]); `on_error` may be called from any worker.
+///
+/// ```
+/// use ftw::filter::{Ignore, IgnoreOptions, run_ignoring};
+/// use ftw::walk::{Control, WalkBuilder};
+/// use std::sync::Mutex;
+///
+/// let tmp = tempfile::tempdir()?;
+/// std::fs::write(tmp.path().join(".ignore"), "*.o\n")?;
+/// std::fs::write(tmp.path().join("a.o"), "")?;
+/// std::fs::write(tmp.path().join("a.c"), "")?;
+///
+/// let ignore = Ignore::new(IgnoreOptions::default().hidden(false));
+/// for threads in [1, 2] {
+///     let names = Mutex::new(Vec::new());
+///     let b = WalkBuilder::new(tmp.path()).min_depth(1).threads(threads);
+///     run_ignoring(b, &ignore, |e| panic!("{e:?}"), || {
+///         |item: Result<&ftw::walk::Entry<'_>, ftw::walk::Error>| {
+///             names.lock().unwrap().push(item.unwrap().name().to_vec());
+///             Control::Continue
+///         }
+///     });
+///     assert_eq!(names.into_inner().unwrap(), vec![b"a.c".to_vec()]);
+/// }
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn run_ignoring<V, M, E>(b: WalkBuilder, ignore: &Ignore, on_error: E, make: M) -> WalkStats
+where
+    V: ParallelVisitor,
+    M: Fn() -> V + Sync,
+    E: Fn(IgnoreError) + Sync,
+{
+    let on_error = &on_error;
+    b.run(|| WithIgnore {
         inner: Parallel(make()),
         ignore,
         on_error,

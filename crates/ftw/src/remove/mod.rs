@@ -624,15 +624,13 @@ impl<'a> Shared<'a> {
         }
         let make = || Remover::new(self, &root_failed, &root_unreadable, root_dev, nested);
         // Too few handles for a worker beside the walker's own: serially.
-        if threads == 1 || nested || crate::walk::Budget::new(budget).max_threads() == 1 {
-            let mut visitor = make();
-            builder.build().visit_events(&mut visitor);
-        } else {
-            let stats = builder.build_parallel().visit_events(make);
-            if let Some(e) = stats.spawn_error {
-                let mut first = self.thread_error.lock().unwrap_or_else(|e| e.into_inner());
-                first.get_or_insert((e, stats.threads.max(1)));
-            }
+        if nested || crate::walk::Budget::new(budget).max_threads() == 1 {
+            builder = builder.threads(1);
+        }
+        let stats = builder.run(make);
+        if let Some(e) = stats.spawn_error {
+            let mut first = self.thread_error.lock().unwrap_or_else(|e| e.into_inner());
+            first.get_or_insert((e, stats.threads.max(1)));
         }
         let unreadable = root_unreadable
             .into_inner()

@@ -82,6 +82,14 @@ pub trait Visitor {
     /// left. Gets back its state, and sees its parent's (`None` for a root), to fold a
     /// total into it.
     fn leave(&mut self, dir: &DirEvent<'_>, state: Self::State, parent: Option<&Self::State>);
+
+    /// Whether this visitor works through its entries' directory handles
+    /// ([`Entry::dir`]), so that [`WalkBuilder::run`](super::WalkBuilder::run) keeps
+    /// them in a serial walk ([`WalkBuilder::keep_handles`](super::WalkBuilder::keep_handles)).
+    /// `false` by default.
+    fn wants_handles(&self) -> bool {
+        false
+    }
 }
 
 /// A directory being entered or left.

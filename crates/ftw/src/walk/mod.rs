@@ -53,6 +53,7 @@ pub(crate) mod listing;
 mod node;
 mod parallel;
 mod pool;
+mod run;
 mod serial;
 mod step;
 

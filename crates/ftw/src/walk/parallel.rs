@@ -238,7 +238,7 @@ impl WalkBuilder {
 }
 
 /// A [`ParallelVisitor`] as a [`Visitor`] with no state.
-struct Plain<V>(V);
+pub(super) struct Plain<V>(pub(super) V);
 
 impl<V: ParallelVisitor> Visitor for Plain<V> {
     type State = ();

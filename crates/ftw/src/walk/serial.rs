@@ -376,6 +376,16 @@ impl Walk {
         self.ahead.as_ref().and_then(|a| a.spawn_error())
     }
 
+    /// What the walk's threads were: its read-ahead's workers (none for a walk read by
+    /// the walker alone), and why one could not be started, if one could not.
+    pub(crate) fn into_stats(mut self) -> super::WalkStats {
+        super::WalkStats {
+            threads: self.ahead.as_ref().map_or(0, |a| a.workers()),
+            jobs: 0,
+            spawn_error: self.ahead.as_mut().and_then(|a| a.take_spawn_error()),
+        }
+    }
+
     fn advance(&mut self) -> Option<Step> {
         self.finish_leave();
         loop {

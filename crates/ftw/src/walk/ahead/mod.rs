@@ -302,6 +302,10 @@ impl ReadAhead {
 
     /// Why a worker could not be started, if one could not: the walk goes on with
     /// those that were (or with none: the walker then reads every directory itself).
+    pub(crate) fn take_spawn_error(&mut self) -> Option<io::Error> {
+        self.spawn_error.take()
+    }
+
     pub(crate) fn spawn_error(&self) -> Option<&io::Error> {
         self.spawn_error.as_ref()
     }
