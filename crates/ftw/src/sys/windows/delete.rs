@@ -3,12 +3,12 @@
 //! classic one where the system lacks it (a read-only attribute cleared first); a
 //! sharing violation retried a bounded number of times.
 
+use super::info::is_link;
 use super::info::{attribute_tag, query_info, set_info};
 use super::open::nt_open;
 use super::paths::one_name;
 #[cfg(test)]
 use super::seam;
-use super::stat::is_link;
 use super::wine::{opened_elsewhere, under_wine};
 use super::{Dir, nt_error};
 use std::ffi::CStr;

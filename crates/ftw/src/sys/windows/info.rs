@@ -1,7 +1,8 @@
 //! The information classes of an open handle: a fixed-size record read with
 //! `GetFileInformationByHandleEx` ([`query_info`]) or written with
 //! `SetFileInformationByHandle` ([`set_info`]), and the attributes and reparse tag
-//! ([`attribute_tag`]), which opening, metadata and removal all ask.
+//! ([`attribute_tag`]) and what they say ([`is_link`], [`type_of`]), which opening,
+//! listing, metadata and removal all ask.
 
 use super::last_error;
 #[cfg(test)]
@@ -9,7 +10,11 @@ use super::seam;
 use std::io;
 use std::os::windows::io::{AsRawHandle, BorrowedHandle};
 
+use crate::sys::FileType;
 use windows_sys::Win32::Storage::FileSystem as fs;
+use windows_sys::Win32::System::SystemServices::{
+    IO_REPARSE_TAG_MOUNT_POINT, IO_REPARSE_TAG_SYMLINK,
+};
 
 /// What `GetFileInformationByHandleEx` tells of an open handle in the fixed-size record
 /// `T` of information class `class`.
@@ -73,4 +78,27 @@ pub(super) fn attribute_tag(h: BorrowedHandle<'_>) -> io::Result<(u32, u32)> {
     // SAFETY: FileAttributeTagInfo's record is a FILE_ATTRIBUTE_TAG_INFO.
     let info: fs::FILE_ATTRIBUTE_TAG_INFO = unsafe { query_info(h, fs::FileAttributeTagInfo)? };
     Ok((info.FileAttributes, info.ReparseTag))
+}
+
+/// Whether attributes and a reparse tag are those of a link: a symbolic link or a
+/// junction (mount point). Other reparse points (deduplicated, cloud and WSL files)
+/// are the files or directories they stand for.
+///
+/// A reparse point of tag 0, which Windows never makes, is a link too: wine 8 lists a
+/// Unix symbolic link so (the attribute, no tag), while opening it gives what it leads
+/// to, with no reparse point; followed, a link to a directory outside the tree would be
+/// walked, and removed by `ftw rm`, and one to an ancestor walked forever.
+pub(super) fn is_link(attrs: u32, tag: u32) -> bool {
+    attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0
+        && (tag == IO_REPARSE_TAG_SYMLINK || tag == IO_REPARSE_TAG_MOUNT_POINT || tag == 0)
+}
+
+pub(in crate::sys) fn type_of(attrs: u32, tag: u32) -> FileType {
+    if is_link(attrs, tag) {
+        FileType::Symlink
+    } else if attrs & fs::FILE_ATTRIBUTE_DIRECTORY != 0 {
+        FileType::Dir
+    } else {
+        FileType::File
+    }
 }

@@ -2,9 +2,10 @@
 //! `GetFileInformationByHandleEx` (`FileIdBothDirectoryInfo`), whose
 //! `FILE_ID_BOTH_DIR_INFO` records are read without trusting them ([`parse_batch`]).
 
+use super::info::type_of;
 #[cfg(test)]
 use super::seam;
-use super::stat::{Raw, metadata, type_of};
+use super::stat::{Raw, metadata};
 use super::{Dir, last_error};
 use crate::sys::names::push_utf8;
 use crate::sys::{RawEntry, StatMask, is_dot};

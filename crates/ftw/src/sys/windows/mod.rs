@@ -100,14 +100,14 @@ mod process;
 mod stat;
 mod wine;
 
+#[cfg(test)]
+pub(super) use info::type_of;
 pub use listing::DirBuf;
 #[cfg(test)]
 pub(super) use listing::parse_batch;
 pub(crate) use process::open_fds;
 pub use process::{address_space_room, fd_limit, process_cpu_time};
 pub use stat::stat_path;
-#[cfg(test)]
-pub(super) use stat::type_of;
 use wine::WineName;
 
 /// An open directory: a handle with list, traverse and read-attribute access, the

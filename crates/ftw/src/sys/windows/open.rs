@@ -4,10 +4,10 @@
 //! directories a walk starts from.
 
 use super::info::attribute_tag;
+use super::info::is_link;
 use super::paths::{final_path, is_sep, join_nul, one_name, rel_wide, verbatim};
 #[cfg(test)]
 use super::seam;
-use super::stat::is_link;
 use super::wine::{WineName, under_wine};
 use super::{DIR_ACCESS, Dir, SHARE_ALL, UNKNOWN_DEV, invalid_name, not_a_dir, nt_error};
 use std::ffi::{CStr, OsString};

@@ -3,7 +3,7 @@
 //! (`GetFileInformationByHandle`, or one information class for each field asked), each
 //! way with exactly the fields asked for.
 
-use super::info::{attribute_tag, query_info};
+use super::info::{attribute_tag, query_info, type_of};
 use super::open::{nt_open, open_path};
 use super::paths::{join_nul, one_name, verbatim};
 #[cfg(test)]
@@ -23,32 +23,6 @@ use windows_sys::Wdk::Storage::FileSystem::{
 use windows_sys::Win32::Foundation as wf;
 use windows_sys::Win32::Storage::FileSystem as fs;
 use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
-use windows_sys::Win32::System::SystemServices::{
-    IO_REPARSE_TAG_MOUNT_POINT, IO_REPARSE_TAG_SYMLINK,
-};
-
-/// Whether attributes and a reparse tag are those of a link: a symbolic link or a
-/// junction (mount point). Other reparse points (deduplicated, cloud and WSL files)
-/// are the files or directories they stand for.
-///
-/// A reparse point of tag 0, which Windows never makes, is a link too: wine 8 lists a
-/// Unix symbolic link so (the attribute, no tag), while opening it gives what it leads
-/// to, with no reparse point; followed, a link to a directory outside the tree would be
-/// walked, and removed by `ftw rm`, and one to an ancestor walked forever.
-pub(super) fn is_link(attrs: u32, tag: u32) -> bool {
-    attrs & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0
-        && (tag == IO_REPARSE_TAG_SYMLINK || tag == IO_REPARSE_TAG_MOUNT_POINT || tag == 0)
-}
-
-pub(in crate::sys) fn type_of(attrs: u32, tag: u32) -> FileType {
-    if is_link(attrs, tag) {
-        FileType::Symlink
-    } else if attrs & fs::FILE_ATTRIBUTE_DIRECTORY != 0 {
-        FileType::Dir
-    } else {
-        FileType::File
-    }
-}
 
 /// The permission bits ftw shows for Windows attributes: owner write unless read-only,
 /// as `ls` on Cygwin would; a link is `0o777`.
