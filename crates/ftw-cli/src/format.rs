@@ -65,6 +65,11 @@ struct Layout {
     left: bool,
     /// `#`: the alternate form (an octal mode with a leading 0).
     alternate: bool,
+    /// `0`, `+`, ` `: for the directives find writes as integers (`%d`, `%m`), zeros
+    /// to the width, a sign, a space for a sign.
+    zero: bool,
+    plus: bool,
+    space: bool,
     /// At least this many bytes.
     width: usize,
     /// At most this many bytes of the text.
@@ -72,6 +77,45 @@ struct Layout {
 }
 
 impl Layout {
+    /// Writes `n` as C's printf writes an integer (`%d`, or `%o` for `octal`) with
+    /// these flags, width and precision, as find writes `%d` and `%m`.
+    fn integer(&self, out: &mut Vec<u8>, n: u64, octal: bool) {
+        let mut digits = if octal {
+            format!("{n:o}")
+        } else {
+            n.to_string()
+        };
+        match self.precision {
+            // A precision is the least number of digits; 0 with 0 writes none.
+            Some(0) if n == 0 => digits.clear(),
+            Some(p) if p > digits.len() => digits.insert_str(0, &"0".repeat(p - digits.len())),
+            _ => {}
+        }
+        if octal && self.alternate && !digits.starts_with('0') {
+            digits.insert(0, '0');
+        }
+        let sign = match (octal, self.plus, self.space) {
+            (false, true, _) => "+",
+            (false, false, true) => " ",
+            _ => "",
+        };
+        let len = sign.len() + digits.len();
+        let pad = self.width.saturating_sub(len);
+        if self.left {
+            out.extend_from_slice(sign.as_bytes());
+            out.extend_from_slice(digits.as_bytes());
+            out.resize(out.len() + pad, b' ');
+        } else if self.zero && self.precision.is_none() {
+            out.extend_from_slice(sign.as_bytes());
+            out.resize(out.len() + pad, b'0');
+            out.extend_from_slice(digits.as_bytes());
+        } else {
+            out.resize(out.len() + pad, b' ');
+            out.extend_from_slice(sign.as_bytes());
+            out.extend_from_slice(digits.as_bytes());
+        }
+    }
+
     /// Lays out what was written to `out` from `start`.
     fn apply(&self, out: &mut Vec<u8>, start: usize) {
         if let Some(p) = self.precision {
@@ -151,6 +195,9 @@ impl Format {
             while let Some(&f) = bytes.get(i).filter(|b| b"-0+ #".contains(b)) {
                 layout.left |= f == b'-';
                 layout.alternate |= f == b'#';
+                layout.zero |= f == b'0';
+                layout.plus |= f == b'+';
+                layout.space |= f == b' ';
                 i += 1;
             }
             let number = |i: &mut usize| {
@@ -293,7 +340,9 @@ impl Format {
                 Piece::Path => names.entry(e, out),
                 Piece::Name => names.text(name_of(e), out),
                 Piece::Dir => names.text(dir_of(e), out),
-                Piece::Depth => push_num(out, e.depth() as u64, 0),
+                // find writes these two as integers, the others as text.
+                Piece::Depth => layout.integer(out, e.depth() as u64, false),
+                Piece::ModeOctal => layout.integer(out, u64::from(m.mode & 0o7777), true),
                 Piece::Type => out.push(type_letter(e.file_type())),
                 Piece::Size if self.long && is_device(e.file_type()) => {
                     // As ls: the device's numbers, not its size.
@@ -301,14 +350,6 @@ impl Format {
                     out.extend_from_slice(format!("{:>8}", format!("{major}, {minor}")).as_bytes())
                 }
                 Piece::Size => push_num(out, m.size, if self.long { 8 } else { 0 }),
-                Piece::ModeOctal if layout.alternate => out.extend_from_slice(
-                    format!("{:#o}", m.mode & 0o7777)
-                        .replace("0o", "0")
-                        .as_bytes(),
-                ),
-                Piece::ModeOctal => {
-                    out.extend_from_slice(format!("{:o}", m.mode & 0o7777).as_bytes())
-                }
                 Piece::ModeSymbolic => symbolic_mode(out, e.file_type(), m.mode),
                 Piece::Links => push_num(out, m.nlink, if self.long { 2 } else { 0 }),
                 Piece::User(name) => owner(out, m.uid, *name, users(), self.long),
@@ -333,7 +374,8 @@ impl Format {
                 Piece::Inode => push_num(out, m.ino, 0),
                 Piece::Kilobytes => push_num(out, m.blocks.div_ceil(2), 0),
             }
-            if *layout != Layout::default() {
+            let integer = matches!(p, Piece::Depth | Piece::ModeOctal);
+            if *layout != Layout::default() && !integer {
                 layout.apply(out, start);
             }
         }
@@ -412,13 +454,7 @@ fn name_of<'a>(e: &Entry<'a>) -> &'a [u8] {
     if e.depth() > 0 {
         return e.name();
     }
-    // A root: the last component of the path as given (find's %f).
-    let n = e.name();
-    let trimmed = &n[..n
-        .iter()
-        .rposition(|&b| b != b'/')
-        .map_or(n.len().min(1), |i| i + 1)];
-    trimmed.rsplit(|&b| b == b'/').next().unwrap_or(trimmed)
+    root_parts(e.name()).0
 }
 
 fn dir_of<'a>(e: &Entry<'a>) -> &'a [u8] {
@@ -431,10 +467,37 @@ fn dir_of<'a>(e: &Entry<'a>) -> &'a [u8] {
             p
         };
     }
-    match e.name().iter().rposition(|&b| b == b'/') {
-        Some(0) => b"/",
-        Some(i) => &e.name()[..i],
-        None => b".",
+    root_parts(e.name()).1
+}
+
+/// A root's `%f` and `%h` as GNU find writes them: the last component with one slash
+/// if the root ends with any (`a/b//`: `b/`); before it, the directories less their
+/// trailing slashes (`a`; none for `/tmp`, `/` for `//tmp`), or where there are none,
+/// the root up to its last slash (`q/`: `q`) or `.`. `/` alone is `/` and nothing.
+fn root_parts(n: &[u8]) -> (&[u8], &[u8]) {
+    let Some(last) = n.iter().rposition(|&b| b != b'/') else {
+        let dir: &[u8] = if n.len() > 1 { b"/" } else { b"" };
+        return (&n[..n.len().min(1)], dir);
+    };
+    let end = (last + 2).min(n.len());
+    match n[..last].iter().rposition(|&b| b == b'/') {
+        None => {
+            let dir = match n.iter().rposition(|&b| b == b'/') {
+                Some(i) => &n[..i],
+                None => b".",
+            };
+            (&n[..end], dir)
+        }
+        Some(slash) => {
+            let dir = &n[..=slash];
+            let dir = match dir.iter().rposition(|&b| b != b'/') {
+                Some(i) => &dir[..=i],
+                // Only slashes: one for two or more, as find says it.
+                None if dir.len() > 1 => b"/",
+                None => b"",
+            };
+            (&n[slash + 1..end], dir)
+        }
     }
 }
 

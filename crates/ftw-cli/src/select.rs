@@ -95,7 +95,8 @@ pub struct FilterArgs {
     /// Leave out entries matching the glob, and everything below a directory that does
     /// (it is not even opened). A glob without '/' matches names ('.git', '*.o'); one
     /// with '/' the end of the path ('src/gen'); one starting with '/' the path below
-    /// each PATH ('/src': ./src, not ./a/src) or a whole absolute path. Several: any.
+    /// each PATH ('/src': ./src, not ./a/src) or, below an absolute PATH, a whole
+    /// absolute path. Several: any.
     #[arg(
         short = 'E',
         long = "exclude",

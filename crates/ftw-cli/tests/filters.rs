@@ -433,6 +433,8 @@ fn format_writes_what_find_printf_writes() {
     let templates = [
         "%p|%f|%h|%d|%y|%s|%m|%M|%n|%u|%g|%U|%G|%t|%T@|%l\\0",
         "%P|%i|%k|%10s|%-10f|%.3p|%5d|%-3y|%#m|%+4n|%010s|%.0f|%-4P.\\0",
+        // %d and %m are integers to find: zeros, signs, precision as digits.
+        "%05d|%.3d|%+d|% d|%.0d|%-+4d|%05m|%.0m|%010.2m|%#5m|%+m\\0",
         &with_parts,
     ];
     for (template, threads, follow) in templates.iter().flat_map(|t| {
@@ -454,6 +456,32 @@ fn format_writes_what_find_printf_writes() {
             &records(&r.stdout),
             &records(&want.stdout),
         );
+    }
+    // A root's name and directory as find writes them, whatever its slashes.
+    let cwd = tmp.path();
+    std::fs::create_dir_all(cwd.join("q/b")).unwrap();
+    for r in [
+        "q/b/", "q/b", "q/b//", "/", "//", "/tmp", "/tmp/", "//tmp", "./q", "./q/", "q", "q/",
+        "q//",
+    ] {
+        let want = run(Command::new("find").current_dir(cwd).args([
+            r,
+            "-maxdepth",
+            "0",
+            "-printf",
+            "[%f][%h][%P]",
+        ]));
+        let got = run(Command::new(ftw_bin()).current_dir(cwd).args([
+            "find",
+            "--min-depth",
+            "0",
+            "-d",
+            "0",
+            "--format",
+            "[%f][%h][%P]",
+            r,
+        ]));
+        assert_eq!(got.stdout, want.stdout, "root {r}");
     }
     // With --min-depth 0 the root too, as find writes it.
     let mut c = Command::new(ftw_bin());

@@ -13,7 +13,7 @@ use std::path::Path;
 /// path, at a component's start (`src/gen` excludes `./a/src/gen`; `*` does not cross a
 /// `/`; `**` does); one that starts with `/` is anchored at the walk's root, as in a
 /// `.gitignore` at the root (`/src` excludes `./src`, not `./a/src`), and matches a
-/// whole absolute path too (`/home/me/.cache` below `/home`). Case matters.
+/// whole path too where the walk's are absolute (`/home/me/.cache` below `/home`). Case matters.
 ///
 /// Simple name globs (a literal name, `*.ext`, `prefix*`, `*suffix`, and a group of
 /// literal alternatives written out into those, like `*.{c,h}`) are sorted out first: a
