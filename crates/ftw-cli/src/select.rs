@@ -66,7 +66,8 @@ pub struct FilterArgs {
     /// Print entries of this type: f (file), d (directory), l (symbolic link), s
     /// (socket), p (pipe), b, c (devices); x (executable file) and e (empty file or
     /// directory) narrow the others. Several: any of them.
-    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = check_type)]
+    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = TypeParser,
+          hide_possible_values = true)]
     types: Vec<String>,
 
     /// Print regular files of this size: +N at least, -N at most, N exactly; units b, k,
@@ -127,6 +128,47 @@ pub struct FilterArgs {
 
 fn check_type(s: &str) -> Result<String, String> {
     Types::default().add(s).map(|_| s.to_string())
+}
+
+/// `-t`'s values: checked by the library's [`Types`], and offered to the shell
+/// completions (the help lists them in words).
+#[derive(Clone)]
+struct TypeParser;
+
+/// The letters `-t` takes, with what each means (for the completions).
+const TYPES: &[(&str, &str)] = &[
+    ("f", "file"),
+    ("d", "directory"),
+    ("l", "symbolic link"),
+    ("x", "executable file"),
+    ("e", "empty file or directory"),
+    ("s", "socket"),
+    ("p", "pipe"),
+    ("b", "block device"),
+    ("c", "character device"),
+];
+
+impl clap::builder::TypedValueParser for TypeParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        // As clap tells a function's error: "invalid value 'q' for '--type <TYPE>': ...".
+        let check = check_type as fn(&str) -> Result<String, String>;
+        check.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(TYPES.iter().map(|(t, help)| {
+            clap::builder::PossibleValue::new(*t).help(*help)
+        })))
+    }
 }
 
 fn time(s: &str) -> Result<Time, String> {

@@ -664,6 +664,22 @@ fn completions_load_in_the_shells() {
         String::from_utf8_lossy(&r.stdout)
     );
     assert!(contains(&r.stdout, b" ftw\n"));
+    // Completing `ftw find -t ` offers the types.
+    let r = run(Command::new("bash").args([
+        "-c",
+        &format!(
+            "source <({bin} --generate bash) && COMP_WORDS=(ftw find -t '') && COMP_CWORD=3 \
+             && COMP_LINE='ftw find -t ' && COMP_POINT=${{#COMP_LINE}} && _ftw ftw '' -t \
+             && printf '%s\\n' \"${{COMPREPLY[@]}}\" | sort | tr '\\n' ' '"
+        ),
+    ]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        "b c d e f l p s x ",
+        "{}",
+        r.stderr
+    );
     // The script knows the commands and their options.
     let script = run(Command::new(ftw_bin()).args(["--generate", "bash"])).stdout;
     for word in [
