@@ -411,16 +411,10 @@ fn negative(word: &str) -> bool {
     word.len() > 1 && word[1..].bytes().all(|b| b.is_ascii_digit()) && word.starts_with('-')
 }
 
-/// The option of `sub` that `word` names (`-d`, `--max-depth`), if it takes a value.
-fn value_option<'a>(sub: &'a clap::Command, word: &str) -> Option<&'a clap::Arg> {
-    let arg = if let Some(long) = word.strip_prefix("--") {
-        long_option(sub, long)
-    } else {
-        let mut chars = word.strip_prefix('-')?.chars();
-        let short = chars.next_back()?;
-        sub.get_arguments().find(|a| a.get_short() == Some(short))
-    }?;
-    arg.get_action().takes_values().then_some(arg)
+/// Whether `word` is an option of `sub` whose value is the next word (`-d`, `-Ld`,
+/// `--max-depth`).
+fn takes_next(sub: &clap::Command, word: &str) -> bool {
+    matches!(takes(sub, word), Takes::Next)
 }
 
 /// A parse error: a negative number given to an option is told plainly; anything else
@@ -438,10 +432,7 @@ pub fn clap_error(command: &clap::Command, args: &[OsString], e: clap::Error) ->
             // '--max-depth=-1'
             for word in &words {
                 if let Some((option, value)) = word.split_once('=') {
-                    if option.starts_with("--")
-                        && negative(value)
-                        && value_option(sub, option).is_some()
-                    {
+                    if option.starts_with("--") && negative(value) && takes_next(sub, option) {
                         return usage_error(
                             name,
                             &format!(
@@ -452,7 +443,7 @@ pub fn clap_error(command: &clap::Command, args: &[OsString], e: clap::Error) ->
                 }
             }
             for pair in words.windows(2) {
-                if negative(pair[1]) && value_option(sub, pair[0]).is_some() {
+                if negative(pair[1]) && takes_next(sub, pair[0]) {
                     return usage_error(
                         name,
                         &format!(
