@@ -8,10 +8,22 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// A usage error of `ftw COMMAND`: the message, then where to read more.
+/// The words of the command line that it quotes are shown with their control and
+/// bidirectional characters escaped (`\x1b`), never raw: the message is one line, and
+/// moves nothing on the screen. Its backslashes stay as they are (a suggested regex).
 fn usage_error(command: &str, message: &str) -> ExitCode {
+    let mut shown = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() || crate::term::unsafe_format_char(c) {
+            let mut bytes = [0; 4];
+            shown.push_str(&crate::term::escape(c.encode_utf8(&mut bytes).as_bytes()));
+        } else {
+            shown.push(c);
+        }
+    }
     let _ = write!(
         std::io::stderr(),
-        "ftw {command}: {message}\nTry 'ftw {command} --help' for more information.\n"
+        "ftw {command}: {shown}\nTry 'ftw {command} --help' for more information.\n"
     );
     ExitCode::from(2)
 }

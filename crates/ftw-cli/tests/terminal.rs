@@ -565,6 +565,19 @@ fn every_word_of_finds_language_is_refused() {
         assert!(r.stdout.is_empty(), "{words:?}: nothing listed");
         assert!(!mark.exists(), "{words:?}: a command was run");
     }
+    // A word quoted in the message is escaped, never written raw: one line, no escape
+    // sequence reaches the terminal.
+    for words in [&["-x\x1b[31mred"][..], &["-exec", "echo\x1b]0;t\x07", ";"]] {
+        let r = run(Command::new(ftw_bin()).arg("find").args(words));
+        assert_eq!(r.code, 2, "{words:?}: {}", r.stderr);
+        assert!(
+            !r.stderr.contains('\x1b') && !r.stderr.contains('\x07'),
+            "{:?}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("\\x1b"), "{:?}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 2, "{:?}", r.stderr);
+    }
     // Words of a command given to a cluster ending in -x are the command's.
     let r = run(Command::new(ftw_bin())
         .current_dir(&tree)
