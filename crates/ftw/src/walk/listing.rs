@@ -102,8 +102,8 @@ impl Listing {
     /// do: sorted if the walk sorts, every type resolved. On an error part way, what was
     /// read is kept and the error returned.
     pub(crate) fn fill(&mut self, dir: &Dir, buf: &mut DirBuf, opts: &Options) -> io::Result<()> {
-        opts.test_pause();
-        let res = self.read(dir, buf, opts.hooks.forget_types);
+        opts.hooks.pause();
+        let res = self.read(dir, buf, opts.hooks.forget_types());
         if opts.sort {
             self.sort();
         } else {

@@ -49,6 +49,7 @@ mod ahead;
 mod budget;
 mod error;
 mod event;
+mod hooks;
 pub(crate) mod listing;
 mod node;
 mod parallel;
@@ -66,6 +67,9 @@ pub use pool::WalkStats;
 pub use serial::Walk;
 
 use crate::sys::{Dir, FileType, Metadata, StatMask};
+#[cfg(test)]
+use hooks::Fault;
+use hooks::Hooks;
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -148,56 +152,6 @@ pub(crate) struct Options {
     pub(crate) hooks: Hooks,
 }
 
-/// Settings that no user sets: the crate's tests change them to reach states that a
-/// real tree reaches only rarely.
-#[derive(Clone, Debug)]
-pub(crate) struct Hooks {
-    /// Treat every `d_type` as unknown, as some file systems report it.
-    pub(crate) forget_types: bool,
-    /// How far a sorted walk reads ahead: directories, and entries held.
-    pub(crate) ahead_window: (usize, usize),
-    /// A pause before each directory a parallel walk or a read-ahead reads, as if the
-    /// disk were slow.
-    pub(crate) read_delay: std::time::Duration,
-    /// Whether the read-ahead's workers share the handles of the directories they read
-    /// with their subdirectories (off: every read below the root's entries opens its
-    /// parent by path).
-    pub(crate) ahead_share: bool,
-    /// Called with the path below the root of each directory read ahead (its name alone
-    /// past the read-ahead's longest path), before it is opened: it may change the tree,
-    /// or panic as a broken read would.
-    pub(crate) ahead_fault: Option<Fault>,
-    /// Read-ahead workers past this many cannot be started, as when the system has no
-    /// more threads to give.
-    pub(crate) ahead_spawn_limit: usize,
-}
-
-/// A test's call into the read-ahead (see [`Hooks::ahead_fault`]).
-#[derive(Clone)]
-pub(crate) struct Fault(pub(crate) std::sync::Arc<FaultFn>);
-
-/// What a [`Fault`] calls, with the path of a directory.
-pub(crate) type FaultFn = dyn Fn(&[u8]) + Send + Sync;
-
-impl std::fmt::Debug for Fault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Fault")
-    }
-}
-
-impl Default for Hooks {
-    fn default() -> Hooks {
-        Hooks {
-            forget_types: false,
-            ahead_window: ahead::WINDOW,
-            read_delay: std::time::Duration::ZERO,
-            ahead_share: true,
-            ahead_fault: None,
-            ahead_spawn_limit: usize::MAX,
-        }
-    }
-}
-
 impl Options {
     /// Whether each directory's (device, inode) is needed: to find loops when links are
     /// followed, or to see mount points.
@@ -209,13 +163,6 @@ impl Options {
     /// (device `root_dev`) and the walk must not enter it.
     pub(crate) fn off_fs(&self, id: Option<(u64, u64)>, root_dev: u64) -> bool {
         self.same_file_system && id.is_some_and(|(dev, _)| dev != root_dev)
-    }
-
-    /// Pauses before reading a directory, as a slow disk would (tests set the pause).
-    pub(crate) fn test_pause(&self) {
-        if !self.hooks.read_delay.is_zero() {
-            std::thread::sleep(self.hooks.read_delay);
-        }
     }
 }
 
@@ -239,7 +186,7 @@ impl WalkBuilder {
                 visitor_waits: false,
                 inode_order: false,
                 read_ahead: false,
-                hooks: Hooks::default(),
+                hooks: Hooks::new(),
             },
             filter: None,
         }

@@ -550,10 +550,10 @@ where
 /// Reads `dir` into the worker's listing, ordered as asked and every type resolved.
 fn read_listing<V>(opts: &Options, state: &mut WorkerState<V>, dir: &Dir) -> io::Result<()> {
     state.list.clear();
-    opts.test_pause();
+    opts.hooks.pause();
     let r = state
         .list
-        .read(dir, &mut state.buf, opts.hooks.forget_types);
+        .read(dir, &mut state.buf, opts.hooks.forget_types());
     state.list.order_by_inode(opts);
     state
         .list

@@ -481,13 +481,9 @@ where
 /// How often the watching thread looks at the workers while the pool may grow.
 const LOOK: Duration = Duration::from_millis(10);
 
-/// The longest a thread sleeps when a wake-up is due to it anyway (a safety net; in
-/// tests, long enough that a lost wake-up shows as a test that hangs).
-const LONG_WAIT: Duration = if cfg!(test) {
-    Duration::from_secs(3600)
-} else {
-    Duration::from_millis(200)
-};
+/// The longest a thread sleeps when a wake-up is due to it anyway: a safety net, the
+/// same in the tests as in use.
+const LONG_WAIT: Duration = Duration::from_millis(200);
 
 /// The address space a worker is started with, at least, under a limit on it.
 const WORKER_ROOM: u64 = 24 << 20;

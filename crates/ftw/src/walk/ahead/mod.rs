@@ -221,7 +221,7 @@ struct Growth {
 
 impl ReadAhead {
     /// Starts `threads` workers (growing up to `max_threads` while reads wait on the
-    /// disk) reading ahead within `opts.hooks.ahead_window`, within the read-ahead's
+    /// disk) reading ahead within `opts.hooks.ahead_window()`, within the read-ahead's
     /// share of the handle budget. Workers that cannot be started are done without
     /// (see [`ReadAhead::spawn_error`]).
     pub(crate) fn new(
@@ -231,7 +231,7 @@ impl ReadAhead {
         max_threads: usize,
         share: SortedShare,
     ) -> ReadAhead {
-        let (window, max_held) = opts.hooks.ahead_window;
+        let (window, max_held) = opts.hooks.ahead_window();
         let max_threads = max_threads.max(threads);
         let shared = Arc::new(Shared {
             open: Arc::new(AtomicUsize::new(0)),
@@ -281,7 +281,7 @@ impl ReadAhead {
     fn spawn(&mut self, n: usize) {
         for _ in 0..n {
             let shared = self.shared.clone();
-            let started = if self.workers.len() < self.shared.opts.hooks.ahead_spawn_limit {
+            let started = if self.workers.len() < self.shared.opts.hooks.ahead_spawn_limit() {
                 std::thread::Builder::new().spawn(move || worker::worker(&shared))
             } else {
                 Err(io::Error::new(

@@ -110,10 +110,8 @@ fn read_job(shared: &Shared, job: &mut Job, buf: &mut DirBuf, path: &mut Vec<u8>
     let group = &job.group;
     let child = &group.children[job.child];
     let opts = &shared.opts;
-    if let Some(fault) = &opts.hooks.ahead_fault {
-        group.child_rel(job.child, path);
-        (fault.0)(path);
-    }
+    opts.hooks
+        .ahead_fault(path, |path| group.child_rel(job.child, path));
     let start = Instant::now();
     let result = read(opts, group, job.child, buf, path, list);
     shared
@@ -127,7 +125,7 @@ fn read_job(shared: &Shared, job: &mut Job, buf: &mut DirBuf, path: &mut Vec<u8>
         return Outcome::Read(ready, None);
     }
     let dir = dir
-        .filter(|_| opts.hooks.ahead_share)
+        .filter(|_| opts.hooks.ahead_share())
         .and_then(|dir| Handle::share(dir, &shared.open, shared.share_limit, false).ok());
     // Past `MAX_REL`, no path is kept (nor needed: see `Group::rel`).
     group.child_rel(job.child, path);
