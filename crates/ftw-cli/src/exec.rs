@@ -2,7 +2,7 @@
 //! command's output kept together), or for as many at once as the argument list holds.
 
 use crate::msg::report;
-use crate::select::{Select, run};
+use crate::select::Select;
 use ftw::filter::Ignore;
 use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder};
 use std::ffi::OsString;
@@ -326,7 +326,7 @@ pub fn each(
             control
         }
     }
-    run(b, ignore, || Each {
+    select.run(b, ignore, || Each {
         select,
         t,
         outcome: &outcome,
@@ -375,7 +375,7 @@ pub fn batch(
         paths.lock().unwrap_or_else(|e| e.into_inner()).push(p);
         Some(control)
     };
-    run(b, ignore, || {
+    select.run(b, ignore, || {
         let mut scratch = Vec::new();
         move |item: Result<&Entry<'_>, ftw::walk::Error>| {
             collect(item, &mut scratch).unwrap_or(Control::Continue)

@@ -211,7 +211,7 @@ pub fn run(args: FindArgs) -> ExitCode {
         } else {
             crate::exec::each(b, &select, ignore, &template, serial)
         };
-        return if failed_cmd || failed_walk || crate::select::filters_failed() {
+        return if failed_cmd || failed_walk || select.failed() {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
@@ -230,11 +230,9 @@ pub fn run(args: FindArgs) -> ExitCode {
     };
     let limit = args.max_results.unwrap_or(u64::MAX);
     let failed = AtomicBool::new(false);
-    let closed = if serial {
-        self::serial(b, &select, ignore, &mut out, &out_fmt, limit, &failed)
-    } else {
-        parallel(b, &select, ignore, &mut out, &out_fmt, limit, &failed)
-    };
+    let closed = list(
+        b, &select, ignore, &mut out, &out_fmt, limit, &failed, serial,
+    );
     let closed = closed.or_else(|| out.flush().err());
     match closed {
         Some(Closed::Pipe) => return ExitCode::SUCCESS,
@@ -244,7 +242,7 @@ pub fn run(args: FindArgs) -> ExitCode {
         }
         None => {}
     }
-    if failed.load(Ordering::Relaxed) || crate::select::filters_failed() {
+    if failed.load(Ordering::Relaxed) || select.failed() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -286,54 +284,6 @@ impl Records<'_> {
     }
 }
 
-/// One thread, entries in walk order, written straight into the output buffer.
-fn serial(
-    b: WalkBuilder,
-    select: &Select,
-    ignore: Option<&Ignore>,
-    out: &mut Output,
-    records: &Records<'_>,
-    limit: u64,
-    failed: &AtomicBool,
-) -> Option<Closed> {
-    let mut closed = None;
-    let mut count = 0u64;
-    if limit == 0 {
-        return None;
-    }
-    let mut walk = b.build();
-    let mut scratch = Vec::new();
-    crate::select::visit_serial(&mut walk, ignore, |item| match item {
-        Ok(entry) => {
-            let (print, control) = select.decide(entry, &mut scratch);
-            if !print {
-                return control;
-            }
-            if !records.write(entry, out.buf(), failed) {
-                return control;
-            }
-            count += 1;
-            if let Err(c) = out.end_record() {
-                closed = Some(c);
-                return Control::Stop;
-            }
-            if count >= limit {
-                Control::Stop
-            } else {
-                control
-            }
-        }
-        Err(err) => {
-            crate::msg::walk_error(&err, failed);
-            Control::Continue
-        }
-    });
-    if let Some(e) = walk.spawn_error() {
-        warn_threads(e, walk.threads());
-    }
-    closed
-}
-
 /// The one warning when a thread could not be started: the walk went on with `n`.
 fn warn_threads(e: &std::io::Error, n: usize) {
     let threads = if n == 1 { "thread" } else { "threads" };
@@ -344,8 +294,9 @@ fn warn_threads(e: &std::io::Error, n: usize) {
 }
 
 /// Each worker formats its entries into a batch of its own and hands full batches to
-/// this thread through a bounded queue: a slow reader makes the workers wait, so memory
-/// stays bounded whatever the reader does.
+/// the writer through a bounded queue: a slow reader makes the workers wait, so memory
+/// stays bounded whatever the reader does. A walk in order (sorted, or on one thread)
+/// has one batcher, which writes its batches itself.
 struct Batcher<'a> {
     buf: Vec<u8>,
     /// A batch goes out when this full (the output's chunk, at most [`BATCH`]), or when
@@ -368,6 +319,9 @@ struct Batcher<'a> {
     /// Writes a batch, and any waiting in the queue, from the calling worker: where no
     /// writer thread could be started. False if the output is closed.
     write_here: &'a (dyn Fn(Vec<u8>) -> bool + Sync),
+    /// The walk is in order, on this thread alone: every batch is written here, and no
+    /// writer thread is started.
+    in_order: bool,
 }
 
 const BATCH: usize = 64 << 10;
@@ -381,7 +335,7 @@ impl Batcher<'_> {
         }
         self.age.reset();
         let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(self.size + 4096));
-        if due && !(self.start_writer)() {
+        if self.in_order || (due && !(self.start_writer)()) {
             return (self.write_here)(batch);
         }
         match self.tx.try_send(batch) {
@@ -411,9 +365,16 @@ impl ParallelVisitor for Batcher<'_> {
                     return then;
                 }
                 control = then;
-                if self.issued.fetch_add(1, Ordering::Relaxed) >= self.limit {
+                let place = self.issued.fetch_add(1, Ordering::Relaxed);
+                if place >= self.limit {
                     self.stop.store(true, Ordering::Relaxed);
                     return Control::Stop;
+                }
+                if place + 1 == self.limit {
+                    // The last record: written (when this batcher is dropped), and the
+                    // walk goes no further.
+                    self.stop.store(true, Ordering::Relaxed);
+                    control = Control::Stop;
                 }
                 if !self.records.write(entry, &mut self.buf, self.failed) {
                     return control;
@@ -460,7 +421,11 @@ fn write_batches(rx: &Receiver<Vec<u8>>, out: &mut Output) -> Option<Closed> {
     }
 }
 
-fn parallel(
+/// Runs the walk `b`, writing each entry `select` takes by `records` to `out`, at most
+/// `limit` of them. `in_order`: the walk is sorted or on one thread, and its one
+/// visitor writes; otherwise the workers' batches go to a writer thread.
+#[allow(clippy::too_many_arguments)]
+fn list(
     b: WalkBuilder,
     select: &Select,
     ignore: Option<&Ignore>,
@@ -468,6 +433,7 @@ fn parallel(
     records: &Records<'_>,
     limit: u64,
     failed: &AtomicBool,
+    in_order: bool,
 ) -> Option<Closed> {
     if limit == 0 {
         return None;
@@ -537,9 +503,8 @@ fn parallel(
         };
         let start_writer: &(dyn Fn() -> bool + Sync) = &start_writer;
         let write_here: &(dyn Fn(Vec<u8>) -> bool + Sync) = &write_here;
-        let walk = b.build_parallel();
         let (stop, issued) = (&stop, &issued);
-        let stats = crate::select::visit_parallel(walk, ignore, move || Batcher {
+        let stats = select.run(b, ignore, move || Batcher {
             buf: Vec::with_capacity(size + 4096),
             size,
             age: Age::default(),
@@ -553,6 +518,7 @@ fn parallel(
             limit,
             start_writer,
             write_here,
+            in_order,
         });
         // Every sender is gone: what is left (all of it, if no writer was needed) is
         // written here, or by the writer before the scope ends.
@@ -569,7 +535,7 @@ fn parallel(
     sink.into_inner().unwrap_or_else(|e| e.into_inner()).1
 }
 
-/// The writer thread is not started yet ([`parallel`]'s `writer`).
+/// The writer thread is not started yet ([`list`]'s `writer`).
 const NO_WRITER: u8 = 0;
 /// The writer thread runs.
 const WRITER_RUNS: u8 = 1;

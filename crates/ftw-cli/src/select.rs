@@ -7,9 +7,7 @@ use ftw::filter::{
     Case, Excludes, Filter, Ignore, IgnoreError, IgnoreOptions, PatternKind, Patterns, SizeLimit,
     Time, Types,
 };
-use ftw::walk::{
-    Control, Entry, Error, ParallelVisitor, ParallelWalk, Walk, WalkBuilder, WalkStats,
-};
+use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder, WalkStats};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -181,6 +179,11 @@ pub struct Select {
     prune: bool,
     /// Whether every entry is printed (no test at all): the listing's fast path.
     all: bool,
+    /// Set when an entry's metadata, asked for by a filter, could not be had
+    /// (reported).
+    filter_failed: AtomicBool,
+    /// Set when an ignore file could not be read (reported, and the walk went on).
+    ignore_failed: AtomicBool,
 }
 
 impl Select {
@@ -200,7 +203,7 @@ impl Select {
             // The entry is there but what the filters ask of it is not to be had: said,
             // as find says it, and the exit status is 1.
             Err(err) => {
-                FILTER_FAILED.store(true, Ordering::Relaxed);
+                self.filter_failed.store(true, Ordering::Relaxed);
                 scratch.clear();
                 e.write_path(scratch);
                 crate::msg::report(scratch, &crate::msg::describe(&err));
@@ -272,6 +275,8 @@ impl FilterArgs {
                 filter,
                 prune: self.prune,
                 all,
+                filter_failed: AtomicBool::new(false),
+                ignore_failed: AtomicBool::new(false),
             },
             excludes,
         ))
@@ -293,63 +298,33 @@ impl FilterArgs {
     }
 }
 
-/// Set when an ignore file could not be read (reported, and the walk went on): the
-/// exit status is then 1, as for the walk's own errors.
-static IGNORE_FILE_FAILED: AtomicBool = AtomicBool::new(false);
-
-/// Set when an entry's metadata, asked for by a filter, could not be had (reported).
-static FILTER_FAILED: AtomicBool = AtomicBool::new(false);
-
-/// Whether an ignore file could not be read, or a filter could not have an entry's
-/// metadata, during the walks run so far: the exit status is then 1.
-pub fn filters_failed() -> bool {
-    IGNORE_FILE_FAILED.load(Ordering::Relaxed) || FILTER_FAILED.load(Ordering::Relaxed)
-}
-
-/// Tells of an ignore file that could not be read (the walk goes on), and remembers it
-/// for the exit status.
-fn ignore_file_failed(e: IgnoreError) {
-    IGNORE_FILE_FAILED.store(true, Ordering::Relaxed);
-    crate::msg::report(
-        &crate::os::bytes(e.path.as_os_str()),
-        &format!("ignore file: {}", e.reason),
-    )
-}
-
-/// Runs a serial (or sorted) walk through `ignore`'s rules, if any.
-pub fn visit_serial<F>(walk: &mut Walk, ignore: Option<&Ignore>, f: F)
-where
-    F: FnMut(Result<&Entry<'_>, Error>) -> Control,
-{
-    match ignore {
-        None => walk.visit(f),
-        Some(ignore) => ftw::filter::visit_ignoring(walk, ignore, ignore_file_failed, f),
+impl Select {
+    /// Whether an ignore file could not be read, or a filter could not have an entry's
+    /// metadata, during the walks run so far: the exit status is then 1.
+    pub fn failed(&self) -> bool {
+        self.ignore_failed.load(Ordering::Relaxed) || self.filter_failed.load(Ordering::Relaxed)
     }
-}
 
-/// Runs a parallel walk through `ignore`'s rules, if any.
-pub fn visit_parallel<V, M>(walk: ParallelWalk, ignore: Option<&Ignore>, make: M) -> WalkStats
-where
-    V: ParallelVisitor,
-    M: Fn() -> V + Sync,
-{
-    match ignore {
-        None => walk.visit(make),
-        Some(ignore) => {
-            ftw::filter::visit_parallel_ignoring(walk, ignore, ignore_file_failed, make)
+    /// Runs the walk `b` (serial when sorted or on one thread, else parallel: see
+    /// [`WalkBuilder::run`]) through `ignore`'s rules, if any; an ignore file that
+    /// cannot be read is reported and remembered for [`Select::failed`].
+    pub fn run<V, M>(&self, b: WalkBuilder, ignore: Option<&Ignore>, make: M) -> WalkStats
+    where
+        V: ParallelVisitor,
+        M: Fn() -> V + Sync,
+    {
+        match ignore {
+            None => b.run_entries(make),
+            Some(ignore) => {
+                let failed = |e: IgnoreError| {
+                    self.ignore_failed.store(true, Ordering::Relaxed);
+                    crate::msg::report(
+                        &crate::os::bytes(e.path.as_os_str()),
+                        &format!("ignore file: {}", e.reason),
+                    )
+                };
+                ftw::filter::run_ignoring(b, ignore, failed, make)
+            }
         }
-    }
-}
-
-/// Runs the walk `b` (serial when sorted or on one thread, else parallel: see
-/// [`WalkBuilder::run`]) through `ignore`'s rules, if any.
-pub fn run<V, M>(b: WalkBuilder, ignore: Option<&Ignore>, make: M) -> WalkStats
-where
-    V: ParallelVisitor,
-    M: Fn() -> V + Sync,
-{
-    match ignore {
-        None => b.run_entries(make),
-        Some(ignore) => ftw::filter::run_ignoring(b, ignore, ignore_file_failed, make),
     }
 }
