@@ -198,17 +198,16 @@ impl Names {
         };
         let parent = e.parent_path();
         if !parent.is_empty() {
-            c.start(out, c.dir.as_deref());
+            let painted = c.start(out, c.dir());
             self.text(parent, out);
             if !parent.ends_with(b"/") {
                 out.push(b'/');
             }
-            c.end(out, c.dir.as_deref());
+            c.end(out, painted);
         }
-        let style = c.for_entry(e);
-        c.start(out, style);
+        let painted = c.start(out, c.for_entry(e));
         self.text(e.name(), out);
-        c.end(out, style);
+        c.end(out, painted);
     }
 
     /// Appends a path whose type is known (from the directory entry: nothing is asked
@@ -225,9 +224,9 @@ impl Names {
             .map_or(0, |i| i + 1);
         let (parent, name) = path.split_at(cut);
         if !parent.is_empty() {
-            c.start(out, c.dir.as_deref());
+            let painted = c.start(out, c.dir());
             self.text(parent, out);
-            c.end(out, c.dir.as_deref());
+            c.end(out, painted);
         }
         self.name(name, file_type, out);
     }
@@ -241,9 +240,9 @@ impl Names {
             .and_then(|c| c.for_type(name, file_type));
         match (&self.colors, style) {
             (Some(c), style) => {
-                c.start(out, style);
+                let painted = c.start(out, style);
                 out.extend_from_slice(text.as_bytes());
-                c.end(out, style);
+                c.end(out, painted);
             }
             (None, _) => out.extend_from_slice(text.as_bytes()),
         }
@@ -255,10 +254,9 @@ impl Names {
             self.text(name, out);
             return;
         };
-        let style = c.for_type(name, file_type);
-        c.start(out, style);
+        let painted = c.start(out, c.for_type(name, file_type));
         self.text(name, out);
-        c.end(out, style);
+        c.end(out, painted);
     }
 }
 
@@ -266,7 +264,7 @@ impl Names {
 /// default palette underneath), rendered once.
 struct Colors {
     ls: LsColors,
-    /// Tells this palette's suffix styles from another's in [`leak`]'s cache.
+    /// Tells this palette's suffix styles from another's in [`SUFFIXES`].
     generation: usize,
     /// Each indicator's sequence, `None` where it has no colour.
     dir: Option<Vec<u8>>,
@@ -346,22 +344,35 @@ impl Colors {
         }
     }
 
+    /// Writes the sequence that starts `paint`, if any; says whether it wrote one (and
+    /// [`Colors::end`] must reset).
     #[inline]
-    fn start(&self, out: &mut Vec<u8>, style: Option<&[u8]>) {
-        if let Some(s) = style {
-            out.extend_from_slice(s);
+    fn start(&self, out: &mut Vec<u8>, paint: Option<Paint<'_>>) -> bool {
+        match paint {
+            None => false,
+            Some(Paint::Seq(s)) => {
+                out.extend_from_slice(s);
+                true
+            }
+            Some(Paint::Suffix(style)) => self.suffix_seq(style, out),
         }
     }
 
+    /// Resets the colour after a name, if [`Colors::start`] set one.
     #[inline]
-    fn end(&self, out: &mut Vec<u8>, style: Option<&[u8]>) {
-        if style.is_some() {
+    fn end(&self, out: &mut Vec<u8>, painted: bool) {
+        if painted {
             out.extend_from_slice(RESET);
         }
     }
 
+    /// A directory's paint (`di`).
+    fn dir(&self) -> Option<Paint<'_>> {
+        self.dir.as_deref().map(Paint::Seq)
+    }
+
     /// A regular file's colour by its name's suffix (`*.tar=...`), else `fi`'s.
-    fn by_suffix(&self, name: &[u8]) -> Option<&[u8]> {
+    fn by_suffix(&self, name: &[u8]) -> Option<Paint<'_>> {
         // The suffix is looked for in the name's UTF-8 tail (after any byte that is not).
         let tail = match name.utf8_chunks().last() {
             Some(c) if c.invalid().is_empty() => c.valid(),
@@ -369,16 +380,35 @@ impl Colors {
         };
         if !tail.is_empty() {
             if let Some(style) = self.ls.style_for_str(tail) {
-                let s = leak(self.generation, style);
-                return (!s.is_empty()).then_some(s);
+                return Some(Paint::Suffix(style));
             }
         }
-        self.file.as_deref()
+        self.file.as_deref().map(Paint::Seq)
+    }
+
+    /// Writes the sequence of a suffix's style, rendered once per thread and kept while
+    /// this palette is the one in use (a few: one per distinct style met), so that
+    /// nothing is allocated and no lock is taken per entry. False if the style is
+    /// plain (nothing written).
+    fn suffix_seq(&self, style: &lscolors::Style, out: &mut Vec<u8>) -> bool {
+        SUFFIXES.with_borrow_mut(|(generation, seen)| {
+            if *generation != self.generation {
+                *generation = self.generation;
+                seen.clear();
+            }
+            let key = style as *const lscolors::Style as usize;
+            let seq = seen.entry(key).or_insert_with(|| {
+                let s = style.to_nu_ansi_term_style().prefix().to_string();
+                s.into_bytes().into_boxed_slice()
+            });
+            out.extend_from_slice(seq);
+            !seq.is_empty()
+        })
     }
 
     /// The colour of an entry of the walk: from its type, and where `LS_COLORS` asks
     /// for more, from its mode, link count or target.
-    fn for_entry(&self, e: &Entry<'_>) -> Option<&[u8]> {
+    fn for_entry(&self, e: &Entry<'_>) -> Option<Paint<'_>> {
         match e.file_type() {
             FileType::File if self.file_mode => {
                 let mask = if self.nlink {
@@ -388,16 +418,16 @@ impl Colors {
                 };
                 if let Ok(m) = e.metadata(mask) {
                     if self.setuid.is_some() && m.mode & 0o4000 != 0 {
-                        return self.setuid.as_deref();
+                        return self.setuid.as_deref().map(Paint::Seq);
                     }
                     if self.setgid.is_some() && m.mode & 0o2000 != 0 {
-                        return self.setgid.as_deref();
+                        return self.setgid.as_deref().map(Paint::Seq);
                     }
                     if self.exec.is_some() && m.mode & 0o111 != 0 {
-                        return self.exec.as_deref();
+                        return self.exec.as_deref().map(Paint::Seq);
                     }
                     if self.many_links.is_some() && m.nlink > 1 {
-                        return self.many_links.as_deref();
+                        return self.many_links.as_deref().map(Paint::Seq);
                     }
                 }
                 self.by_suffix(e.name())
@@ -405,58 +435,60 @@ impl Colors {
             FileType::Dir if self.dir_mode => {
                 if let Ok(m) = e.metadata(StatMask::MODE) {
                     if self.sticky_other_writable.is_some() && m.mode & 0o1002 == 0o1002 {
-                        return self.sticky_other_writable.as_deref();
+                        return self.sticky_other_writable.as_deref().map(Paint::Seq);
                     }
                     if self.other_writable.is_some() && m.mode & 0o002 != 0 {
-                        return self.other_writable.as_deref();
+                        return self.other_writable.as_deref().map(Paint::Seq);
                     }
                     if self.sticky.is_some() && m.mode & 0o1000 != 0 {
-                        return self.sticky.as_deref();
+                        return self.sticky.as_deref().map(Paint::Seq);
                     }
                 }
-                self.dir.as_deref()
+                self.dir()
             }
             FileType::Symlink if self.orphans => {
-                if target_exists(e) {
-                    self.link.as_deref()
+                let seq = if target_exists(e) {
+                    &self.link
                 } else {
-                    self.orphan.as_deref()
-                }
+                    &self.orphan
+                };
+                seq.as_deref().map(Paint::Seq)
             }
             t => self.for_type(e.name(), t),
         }
     }
 
     /// The colour told by the type alone.
-    fn for_type(&self, name: &[u8], file_type: FileType) -> Option<&[u8]> {
-        match file_type {
-            FileType::File => self.by_suffix(name),
-            FileType::Dir => self.dir.as_deref(),
-            FileType::Symlink => self.link.as_deref(),
-            FileType::Fifo => self.fifo.as_deref(),
-            FileType::Socket => self.socket.as_deref(),
-            FileType::BlockDevice => self.block.as_deref(),
-            FileType::CharDevice => self.char.as_deref(),
-            FileType::Unknown => None,
-        }
+    fn for_type(&self, name: &[u8], file_type: FileType) -> Option<Paint<'_>> {
+        let seq = match file_type {
+            FileType::File => return self.by_suffix(name),
+            FileType::Dir => &self.dir,
+            FileType::Symlink => &self.link,
+            FileType::Fifo => &self.fifo,
+            FileType::Socket => &self.socket,
+            FileType::BlockDevice => &self.block,
+            FileType::CharDevice => &self.char,
+            FileType::Unknown => return None,
+        };
+        seq.as_deref().map(Paint::Seq)
     }
 }
 
-/// A suffix's sequence, rendered once per style and thread and kept for the run (a
-/// few: one per distinct style met), so that no lock is taken per entry.
-fn leak(generation: usize, style: &lscolors::Style) -> &'static [u8] {
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-    thread_local! {
-        static SEEN: RefCell<HashMap<(usize, usize), &'static [u8]>> = RefCell::default();
-    }
-    let key = (generation, style as *const lscolors::Style as usize);
-    SEEN.with_borrow_mut(|seen| {
-        *seen.entry(key).or_insert_with(|| {
-            let s = style.to_nu_ansi_term_style().prefix().to_string();
-            Box::leak(s.into_bytes().into_boxed_slice())
-        })
-    })
+/// What a name is painted with: an indicator's sequence, or the style of its suffix
+/// (rendered by [`Colors::suffix_seq`]).
+#[derive(Clone, Copy)]
+enum Paint<'a> {
+    Seq(&'a [u8]),
+    Suffix(&'a lscolors::Style),
+}
+
+/// Rendered suffix styles, by the style's address in the palette whose generation is
+/// the first field.
+type Rendered = (usize, std::collections::HashMap<usize, Box<[u8]>>);
+
+thread_local! {
+    /// Each thread's rendered suffix styles ([`Colors::suffix_seq`]).
+    static SUFFIXES: std::cell::RefCell<Rendered> = std::cell::RefCell::default();
 }
 
 /// A word as a shell reads it back: bare when it holds nothing special, else quoted.
@@ -503,9 +535,19 @@ mod tests {
     #[test]
     fn colours_follow_ls_colors() {
         let c = Colors::new(LsColors::from_string("di=01;34:ln=36:ex=32:*.tar=31:mh=00"));
-        assert_eq!(c.for_type(b"x", FileType::Dir), Some(&b"\x1b[1;34m"[..]));
-        assert_eq!(c.for_type(b"x", FileType::Symlink), Some(&b"\x1b[36m"[..]));
-        assert_eq!(c.for_type(b"a.tar", FileType::File), Some(&b"\x1b[31m"[..]));
+        let seq = |name: &[u8], t| {
+            let mut out = Vec::new();
+            c.start(&mut out, c.for_type(name, t));
+            out
+        };
+        assert_eq!(seq(b"x", FileType::Dir), b"\x1b[1;34m");
+        assert_eq!(seq(b"x", FileType::Symlink), b"\x1b[36m");
+        assert_eq!(seq(b"a.tar", FileType::File), b"\x1b[31m");
+        assert_eq!(
+            seq(b"a.tar", FileType::File),
+            b"\x1b[31m",
+            "again, from the cache"
+        );
         assert!(c.file_mode, "ex is coloured: files need their mode");
         assert!(!c.nlink, "mh=00 is not a colour");
         let plain = Colors::new(LsColors::from_string("ex=00:su=00:sg=00:tw=00:ow=00:st=00"));
