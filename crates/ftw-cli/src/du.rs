@@ -498,15 +498,13 @@ impl DuArgs {
 
 fn finish(status: u8, errors: u64) -> ExitCode {
     if errors > 0 {
-        let mut line = progress::before_message().to_vec();
-        line.extend_from_slice(
+        progress::write_message(
             format!(
                 "ftw: totals are incomplete: {errors} error{}\n",
                 if errors == 1 { "" } else { "s" }
             )
             .as_bytes(),
         );
-        let _ = std::io::stderr().lock().write_all(&line);
     }
     ExitCode::from(status)
 }

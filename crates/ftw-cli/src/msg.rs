@@ -4,7 +4,6 @@
 
 use crate::progress;
 use crate::term;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Reports `ftw: PATH: reason` on standard error, the path escaped (`''` if empty).
@@ -12,13 +11,12 @@ pub fn report(path: &[u8], reason: &str) {
     let path = term::quote(path);
     let reason = one_line(reason);
     let mut line = Vec::with_capacity(path.len() + reason.len() + 16);
-    line.extend_from_slice(progress::before_message());
     line.extend_from_slice(b"ftw: ");
     line.extend_from_slice(path.as_bytes());
     line.extend_from_slice(b": ");
     line.extend_from_slice(reason.as_bytes());
     line.push(b'\n');
-    let _ = std::io::stderr().lock().write_all(&line);
+    progress::write_message(&line);
 }
 
 /// An `io::Error` as a person reads it, without the "(os error N)" tail: "Permission
@@ -53,9 +51,7 @@ fn one_line(reason: &str) -> std::borrow::Cow<'_, str> {
 /// Reports `ftw: warning: MESSAGE` on standard error: something the run went on without,
 /// which does not change the exit status.
 pub fn warn(message: &str) {
-    let mut line = progress::before_message().to_vec();
-    line.extend_from_slice(format!("ftw: warning: {}\n", one_line(message)).as_bytes());
-    let _ = std::io::stderr().lock().write_all(&line);
+    progress::write_message(format!("ftw: warning: {}\n", one_line(message)).as_bytes());
 }
 
 /// Reports a walk's error (and sets `failed`): a root named like a pattern that is not

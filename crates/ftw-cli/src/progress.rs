@@ -1,60 +1,67 @@
 //! A progress line on standard error, for the commands that take a while (`ftw rm`,
-//! `ftw du`): shown only when standard error is a terminal, redrawn a few times a
-//! second by a thread of its own from counters the work updates, and wiped before any
-//! other message and at the end, so that nothing of it is left in the terminal.
+//! `ftw du`), drawn by `indicatif`: shown only when standard error is a terminal and
+//! the run has lasted a moment, redrawn a few times a second from counters the work
+//! updates, taken off before any other message and wiped at the end, so that nothing
+//! of it is left in the terminal.
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
-/// Whether a progress line may be on the terminal now: [`crate::report`] and
-/// [`crate::warn`] then wipe it first, so that their line stands alone.
-static SHOWN: AtomicBool = AtomicBool::new(false);
-
-/// Wipes the current terminal line (carriage return, erase to its end).
-pub const WIPE: &[u8] = b"\r\x1b[K";
+/// The line on the terminal now, if any: [`crate::report`] and [`crate::warn`] write
+/// their messages through [`write_message`], which takes it off the terminal first,
+/// so that their line stands alone.
+static SHOWN: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
 /// How long a run goes before the line first appears: a quick run shows none.
 const FIRST: Duration = Duration::from_millis(300);
 /// How often the line is redrawn.
 const EVERY: Duration = Duration::from_millis(200);
 
-/// Bytes to write before a message on standard error: the wipe when a progress line
-/// may be on the terminal, nothing otherwise.
-pub fn before_message() -> &'static [u8] {
-    if SHOWN.load(Ordering::Relaxed) {
-        WIPE
-    } else {
-        b""
+/// Writes `message` (whole lines) to standard error, with the progress line, if one
+/// is shown, taken off the terminal first and drawn again after it.
+pub fn write_message(message: &[u8]) {
+    let write = || {
+        let _ = std::io::stderr().lock().write_all(message);
+    };
+    match &*SHOWN.lock().unwrap_or_else(|e| e.into_inner()) {
+        Some(bar) => bar.suspend(write),
+        None => write(),
     }
 }
 
 /// A running progress line; [`Progress::finish`] (or dropping it) ends it.
 pub struct Progress {
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    thread: Option<JoinHandle<()>>,
+    bar: Option<ProgressBar>,
 }
 
 impl Progress {
     /// Starts a line when `wanted` and standard error is a terminal; `text` makes its
-    /// content from the time elapsed (it reads the work's counters). When no thread can
-    /// be started, there is simply no line.
+    /// content from the time elapsed (it reads the work's counters). The line is drawn
+    /// by `indicatif`'s own thread; a line that cannot be drawn is simply not there.
     pub fn start<F>(wanted: bool, text: F) -> Progress
     where
-        F: Fn(Duration) -> String + Send + 'static,
+        F: Fn(Duration) -> String + Send + Sync + 'static,
     {
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
         if !wanted || !std::io::stderr().is_terminal() {
-            return Progress { stop, thread: None };
+            return Progress { bar: None };
         }
-        let shared = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name("ftw-progress".into())
-            .spawn(move || tick(&shared, text))
-            .ok();
-        Progress { stop, thread }
+        let text = std::sync::Arc::new(text);
+        let line = move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let elapsed = state.elapsed();
+            if elapsed >= FIRST {
+                let _ = w.write_str(&text(elapsed));
+            }
+        };
+        let Ok(style) = ProgressStyle::with_template("{line}") else {
+            return Progress { bar: None };
+        };
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+            .with_style(style.with_key("line", line));
+        bar.enable_steady_tick(EVERY);
+        *SHOWN.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
+        Progress { bar: Some(bar) }
     }
 
     /// Ends the line and wipes it.
@@ -63,46 +70,17 @@ impl Progress {
     }
 
     fn end(&mut self) {
-        let Some(thread) = self.thread.take() else {
+        let Some(bar) = self.bar.take() else {
             return;
         };
-        let (lock, wake) = &*self.stop;
-        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        wake.notify_all();
-        let _ = thread.join();
+        SHOWN.lock().unwrap_or_else(|e| e.into_inner()).take();
+        bar.finish_and_clear();
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
         self.end();
-    }
-}
-
-/// The progress thread: waits [`FIRST`], then redraws every [`EVERY`] until told to
-/// stop, then wipes its line.
-fn tick<F: Fn(Duration) -> String>(stop: &(Mutex<bool>, Condvar), text: F) {
-    let start = Instant::now();
-    let (lock, wake) = stop;
-    let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
-    let mut wait = FIRST;
-    loop {
-        let (guard, _) = wake
-            .wait_timeout_while(stopped, wait, |s| !*s)
-            .unwrap_or_else(|e| e.into_inner());
-        stopped = guard;
-        if *stopped {
-            break;
-        }
-        wait = EVERY;
-        let mut line = WIPE.to_vec();
-        line.extend_from_slice(text(start.elapsed()).as_bytes());
-        let mut err = std::io::stderr().lock();
-        SHOWN.store(true, Ordering::Relaxed);
-        let _ = err.write_all(&line);
-    }
-    if SHOWN.swap(false, Ordering::Relaxed) {
-        let _ = std::io::stderr().lock().write_all(WIPE);
     }
 }
 
@@ -141,8 +119,8 @@ mod tests {
     #[test]
     fn no_line_when_not_wanted() {
         let p = Progress::start(false, |_| "x".into());
-        assert!(p.thread.is_none());
+        assert!(p.bar.is_none());
         p.finish();
-        assert!(before_message().is_empty());
+        assert!(SHOWN.lock().unwrap().is_none());
     }
 }

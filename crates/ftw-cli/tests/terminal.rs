@@ -1079,3 +1079,116 @@ fn commands_on_a_pipe_whose_reader_went_away_end_the_run_quietly() {
         assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{x} echo | head -1");
     }
 }
+
+/// What a terminal shows at the end of `bytes`: each line as overwritten by carriage
+/// returns and erased by `ESC [ K` / `ESC [ 2K` (other sequences are left out), with
+/// trailing blanks trimmed.
+fn screen(bytes: &[u8]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line: Vec<u8> = Vec::new();
+    let mut col = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\r' => col = 0,
+            b'\n' => {
+                lines.push(std::mem::take(&mut line));
+                col = 0;
+            }
+            0x1b if bytes.get(i + 1) == Some(&b'[') => {
+                let end = (i + 2..bytes.len())
+                    .find(|&j| bytes[j].is_ascii_alphabetic())
+                    .unwrap_or(bytes.len() - 1);
+                match &bytes[i + 2..=end] {
+                    b"2K" => line.clear(),
+                    b"K" | b"0K" => line.truncate(col),
+                    _ => {}
+                }
+                i = end;
+            }
+            b => {
+                if col < line.len() {
+                    line[col] = b;
+                } else {
+                    line.resize(col, b' ');
+                    line.push(b);
+                }
+                col += 1;
+            }
+        }
+        i += 1;
+    }
+    lines.push(line);
+    lines
+        .into_iter()
+        .map(|l| String::from_utf8_lossy(&l).trim_end().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn the_progress_line_leaves_messages_whole_and_nothing_behind() {
+    // ftw rm on a terminal shows a progress line once the run has lasted 0.3 s (a
+    // large tree, so that it usually does); the messages of the directories this user
+    // cannot empty come through it, each on a line of its own, and at the end nothing
+    // of the progress line is left on the screen. Whether or not the line was drawn,
+    // what the terminal shows is the messages alone.
+    if !common::is_root() {
+        eprintln!("skipped: needs root, to make directories nobody cannot empty");
+        return;
+    }
+    let u = common::Unprivileged::new("ftw-progress-");
+    let mut blocked = Vec::new();
+    for d in 0..40 {
+        let dir = u.root.join(format!("d{d:02}"));
+        fs::create_dir(&dir).unwrap();
+        for f in 0..2500 {
+            fs::write(dir.join(format!("f{f}")), b"").unwrap();
+        }
+        if d % 8 == 3 {
+            // Owned by root, unreadable: nobody cannot empty it.
+            let locked = dir.join("locked");
+            fs::create_dir(&locked).unwrap();
+            fs::write(locked.join("inside"), b"").unwrap();
+            blocked.push(locked);
+        }
+    }
+    let chown = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&u.root)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    for b in &blocked {
+        std::os::unix::fs::chown(b, Some(0), Some(0)).unwrap();
+        fs::set_permissions(b, fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let command = format!(
+        "setpriv --reuid=65534 --regid=65534 --clear-groups -- {} rm {} >/dev/null",
+        sh(u.bin.as_os_str().as_bytes()),
+        sh(u.root.as_os_str().as_bytes())
+    );
+    let Some((shown, code)) = on_terminal(&command, &[]) else {
+        return;
+    };
+    if shown.starts_with(b"setpriv:") {
+        eprintln!("skipped: cannot switch to nobody");
+        return;
+    }
+    assert_eq!(code, 1);
+    let lines = screen(&shown);
+    let raw = String::from_utf8_lossy(&shown);
+    for b in &blocked {
+        let named = format!("ftw: {}: Permission denied", b.display());
+        assert!(
+            lines.contains(&named),
+            "{named:?} on a line of its own:\n{lines:#?}\nraw: {raw:?}"
+        );
+    }
+    for l in &lines {
+        assert!(
+            l.starts_with("ftw: ") && !l.contains("ftw rm:"),
+            "a message whole on its line, no progress left: {l:?}\nraw: {raw:?}"
+        );
+    }
+}
