@@ -54,16 +54,14 @@ back to the built-in ones."
 (defcustom ftw-use-gitignore nil
   "Non-nil means pass --ignore to ftw when listing a project in a Git work tree.
 ftw then leaves out what the .gitignore files (and the other Git
-exclusion files) ignore.  This needs an ftw that has the --ignore
-option; with one that does not, listing such a project fails."
+exclusion files) ignore, as \"git ls-files\" would."
   :type 'boolean)
 
 (defcustom ftw-project-use-for-vc nil
   "Non-nil means list the files of VC projects with ftw too.
 `project-files' of a (vc . ROOT) project then runs \"ftw find\"
 with --ignore (so that it leaves out what Git ignores, as
-\"git ls-files\" does) instead of the VC backend.  This needs an
-ftw that has the --ignore option."
+\"git ls-files\" does) instead of the VC backend."
   :type 'boolean)
 
 (defcustom ftw-project-markers '(".ftwproject" ".project")

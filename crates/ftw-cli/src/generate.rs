@@ -59,7 +59,7 @@ fn man(command: &mut clap::Command, out: &mut Vec<u8>) -> io::Result<()> {
     top.render_synopsis_section(out)?;
     top.render_description_section(out)?;
     top.render_options_section(out)?;
-    top.render_subcommands_section(out)?;
+    commands(command, out)?;
     examples(command, out)?;
     for sub in command.get_subcommands() {
         if sub.is_hide_set() || sub.get_name() == "help" {
@@ -87,15 +87,45 @@ fn man(command: &mut clap::Command, out: &mut Vec<u8>) -> io::Result<()> {
     Ok(())
 }
 
+/// The section COMMANDS: each command with its summary, and where on this page it is
+/// told (clap_mangen's own section would send the reader to pages ftw-find(1) and so
+/// on, which do not exist: every command is a section of this one).
+fn commands(command: &clap::Command, out: &mut Vec<u8>) -> io::Result<()> {
+    writeln!(out, ".SH COMMANDS")?;
+    for sub in command.get_subcommands() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        let name = format!("ftw {}", sub.get_name());
+        writeln!(out, ".TP\n\\fB{}\\fR", roff(&name))?;
+        writeln!(
+            out,
+            "{}; see {} below.",
+            roff(about.trim_end_matches('.')),
+            name.to_uppercase()
+        )?;
+    }
+    Ok(())
+}
+
+/// `text` made safe as roff text within a line: backslashes and hyphens escaped.
+fn roff(text: &str) -> String {
+    text.replace('\\', "\\e").replace('-', "\\-")
+}
+
 /// The help's closing text (examples and notes) as a section EXAMPLES, its lines kept
-/// as they are (no filling: the examples are columns).
+/// as they are (no filling: the examples are columns), without the text's own
+/// "Examples:" heading.
 fn examples(command: &clap::Command, out: &mut Vec<u8>) -> io::Result<()> {
     let Some(text) = command.get_after_help() else {
         return Ok(());
     };
+    let text = text.to_string();
+    let text = text.strip_prefix("Examples:\n").unwrap_or(&text);
     writeln!(out, ".SH EXAMPLES\n.nf")?;
-    for line in text.to_string().lines() {
-        let line = line.replace('\\', "\\e").replace('-', "\\-");
+    for line in text.lines() {
+        let line = roff(line);
         // A line starting with a dot or quote would be a request.
         let guard = if line.starts_with(['.', '\'']) {
             "\\&"

@@ -777,6 +777,14 @@ fn the_man_page_renders_without_warnings() {
         text.contains("ftw rm -n node_modules | wc -l"),
         "examples kept as lines"
     );
+    // Every command is a section of this page: no reference to pages that do not
+    // exist, and each EXAMPLES heading once, not followed by the help's own.
+    assert!(
+        !text.contains("ftw-find(1)") && !text.contains("ftw-du(1)"),
+        "{text}"
+    );
+    assert!(text.contains("see FTW FIND below"), "{text}");
+    assert!(!text.contains("Examples:"), "a doubled heading:\n{text}");
 }
 
 /// A tree for colours: a directory, a link, an executable, a plain file.
