@@ -67,7 +67,7 @@ pub use pool::WalkStats;
 pub use serial::Walk;
 
 use crate::sys::{Dir, FileType, Metadata, StatMask};
-#[cfg(test)]
+#[cfg(all(test, unix))]
 use hooks::Fault;
 use hooks::Hooks;
 use std::ffi::CStr;
