@@ -316,9 +316,10 @@ struct Batcher<'a> {
     /// Starts the writer thread (once): it is needed only when a batch would otherwise
     /// wait, so a small walk runs without it. False if it could not be started.
     start_writer: &'a (dyn Fn() -> bool + Sync),
-    /// Writes a batch, and any waiting in the queue, from the calling worker: where no
-    /// writer thread could be started. False if the output is closed.
-    write_here: &'a (dyn Fn(Vec<u8>) -> bool + Sync),
+    /// Writes a batch, and any waiting in the queue, from the calling worker (in a walk
+    /// in order, or where no writer thread could be started), and with `due` (its
+    /// records have waited long enough) lets it out now. False if the output is closed.
+    write_here: &'a (dyn Fn(Vec<u8>, bool) -> bool + Sync),
     /// The walk is in order, on this thread alone: every batch is written here, and no
     /// writer thread is started.
     in_order: bool,
@@ -336,7 +337,7 @@ impl Batcher<'_> {
         self.age.reset();
         let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(self.size + 4096));
         if self.in_order || (due && !(self.start_writer)()) {
-            return (self.write_here)(batch);
+            return (self.write_here)(batch, due);
         }
         match self.tx.try_send(batch) {
             Ok(()) => true,
@@ -345,7 +346,7 @@ impl Batcher<'_> {
                 if (self.start_writer)() {
                     self.tx.send(batch).is_ok()
                 } else {
-                    (self.write_here)(batch)
+                    (self.write_here)(batch, due)
                 }
             }
         }
@@ -465,7 +466,7 @@ fn list(
             for _ in rx.iter() {}
         }
     };
-    let write_here = |batch: Vec<u8>| {
+    let write_here = |batch: Vec<u8>, due: bool| {
         let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
         let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
         let (out, closed) = &mut *sink;
@@ -479,6 +480,11 @@ fn list(
                 stop.store(true, Ordering::Relaxed);
                 return false;
             }
+        }
+        if due && let Err(c) = out.flush() {
+            *closed = Some(c);
+            stop.store(true, Ordering::Relaxed);
+            return false;
         }
         true
     };
@@ -502,7 +508,7 @@ fn list(
             writer.load(Ordering::Acquire) == WRITER_RUNS
         };
         let start_writer: &(dyn Fn() -> bool + Sync) = &start_writer;
-        let write_here: &(dyn Fn(Vec<u8>) -> bool + Sync) = &write_here;
+        let write_here: &(dyn Fn(Vec<u8>, bool) -> bool + Sync) = &write_here;
         let (stop, issued) = (&stop, &issued);
         let stats = select.run(b, ignore, move || Batcher {
             buf: Vec::with_capacity(size + 4096),
