@@ -3,7 +3,6 @@
 
 use crate::msg::report;
 use crate::select::Select;
-use ftw::filter::Ignore;
 use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder};
 use std::ffi::OsString;
 use std::io::Write;
@@ -285,13 +284,7 @@ impl Outcome {
 
 /// A command per entry: in walk order one at a time (serial or sorted walks), else on
 /// each worker, output captured and written whole.
-pub fn each(
-    b: WalkBuilder,
-    select: &Select,
-    ignore: Option<&Ignore>,
-    t: &Template,
-    serial: bool,
-) -> (bool, bool) {
+pub fn each(b: WalkBuilder, select: &Select, t: &Template, serial: bool) -> (bool, bool) {
     let outcome = Outcome::new();
     let errors = AtomicBool::new(false);
     /// Runs the command for each entry matched: on the terminal's own streams in a
@@ -326,7 +319,7 @@ pub fn each(
             control
         }
     }
-    select.run(b, ignore, || Each {
+    select.run(b, || Each {
         select,
         t,
         outcome: &outcome,
@@ -360,12 +353,7 @@ fn matched<'e, 'a>(
 
 /// The command on the paths found, in as few runs as the argument list's limit allows
 /// (the environment counted), in walk order.
-pub fn batch(
-    b: WalkBuilder,
-    select: &Select,
-    ignore: Option<&Ignore>,
-    t: &Template,
-) -> (bool, bool) {
+pub fn batch(b: WalkBuilder, select: &Select, t: &Template) -> (bool, bool) {
     let errors = AtomicBool::new(false);
     let paths = Mutex::new(Vec::<Vec<u8>>::new());
     let collect = |item: Result<&Entry<'_>, ftw::walk::Error>, scratch: &mut Vec<u8>| {
@@ -375,7 +363,7 @@ pub fn batch(
         paths.lock().unwrap_or_else(|e| e.into_inner()).push(p);
         Some(control)
     };
-    select.run(b, ignore, || {
+    select.run(b, || {
         let mut scratch = Vec::new();
         move |item: Result<&Entry<'_>, ftw::walk::Error>| {
             collect(item, &mut scratch).unwrap_or(Control::Continue)

@@ -6,7 +6,6 @@ use crate::output::{Age, Closed, LATENCY, Output};
 use crate::select::{FilterArgs, Select};
 use crate::term::{ColorArg, Names};
 use clap::Args;
-use ftw::filter::Ignore;
 use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
 
 use std::ffi::OsString;
@@ -138,8 +137,6 @@ pub fn run(args: FindArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let ignore = args.filters.ignore();
-    let ignore = ignore.as_ref();
     let format = match (&args.format, args.long) {
         (Some(t), _) => match Format::parse(t) {
             Ok(f) => Some(f),
@@ -171,6 +168,9 @@ pub fn run(args: FindArgs) -> ExitCode {
         .threads(args.threads);
     for r in &roots[1..] {
         b = b.add_root(r);
+    }
+    if let Some(rules) = args.filters.ignore() {
+        b = b.ignore_rules(rules);
     }
     if let Some(d) = args.exact_depth {
         b = b.min_depth(d).max_depth(d);
@@ -207,9 +207,9 @@ pub fn run(args: FindArgs) -> ExitCode {
             }
         };
         let (failed_cmd, failed_walk) = if batch {
-            crate::exec::batch(b, &select, ignore, &template)
+            crate::exec::batch(b, &select, &template)
         } else {
-            crate::exec::each(b, &select, ignore, &template, serial)
+            crate::exec::each(b, &select, &template, serial)
         };
         return if failed_cmd || failed_walk || select.failed() {
             ExitCode::from(1)
@@ -230,9 +230,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     };
     let limit = args.max_results.unwrap_or(u64::MAX);
     let failed = AtomicBool::new(false);
-    let closed = list(
-        b, &select, ignore, &mut out, &out_fmt, limit, &failed, serial,
-    );
+    let closed = list(b, &select, &mut out, &out_fmt, limit, &failed, serial);
     let closed = closed.or_else(|| out.flush().err());
     match closed {
         Some(Closed::Pipe) => return ExitCode::SUCCESS,
@@ -429,7 +427,6 @@ fn write_batches(rx: &Receiver<Vec<u8>>, out: &mut Output) -> Option<Closed> {
 fn list(
     b: WalkBuilder,
     select: &Select,
-    ignore: Option<&Ignore>,
     out: &mut Output,
     records: &Records<'_>,
     limit: u64,
@@ -510,7 +507,7 @@ fn list(
         let start_writer: &(dyn Fn() -> bool + Sync) = &start_writer;
         let write_here: &(dyn Fn(Vec<u8>, bool) -> bool + Sync) = &write_here;
         let (stop, issued) = (&stop, &issued);
-        let stats = select.run(b, ignore, move || Batcher {
+        let stats = select.run(b, move || Batcher {
             buf: Vec::with_capacity(size + 4096),
             size,
             age: Age::default(),

@@ -4,8 +4,7 @@
 
 use clap::Args;
 use ftw::filter::{
-    Case, Excludes, Filter, Ignore, IgnoreError, IgnoreOptions, PatternKind, Patterns, SizeLimit,
-    Time, Types,
+    Case, Excludes, Filter, Ignore, IgnoreOptions, PatternKind, Patterns, SizeLimit, Time, Types,
 };
 use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder, WalkStats};
 use std::path::PathBuf;
@@ -182,8 +181,6 @@ pub struct Select {
     /// Set when an entry's metadata, asked for by a filter, could not be had
     /// (reported).
     filter_failed: AtomicBool,
-    /// Set when an ignore file could not be read (reported, and the walk went on).
-    ignore_failed: AtomicBool,
 }
 
 impl Select {
@@ -276,7 +273,6 @@ impl FilterArgs {
                 prune: self.prune,
                 all,
                 filter_failed: AtomicBool::new(false),
-                ignore_failed: AtomicBool::new(false),
             },
             excludes,
         ))
@@ -299,32 +295,20 @@ impl FilterArgs {
 }
 
 impl Select {
-    /// Whether an ignore file could not be read, or a filter could not have an entry's
-    /// metadata, during the walks run so far: the exit status is then 1.
+    /// Whether a filter could not have an entry's metadata during the walks run so far:
+    /// the exit status is then 1. (An ignore file that cannot be read is one of the
+    /// walk's errors.)
     pub fn failed(&self) -> bool {
-        self.ignore_failed.load(Ordering::Relaxed) || self.filter_failed.load(Ordering::Relaxed)
+        self.filter_failed.load(Ordering::Relaxed)
     }
 
     /// Runs the walk `b` (serial when sorted or on one thread, else parallel: see
-    /// [`WalkBuilder::run`]) through `ignore`'s rules, if any; an ignore file that
-    /// cannot be read is reported and remembered for [`Select::failed`].
-    pub fn run<V, M>(&self, b: WalkBuilder, ignore: Option<&Ignore>, make: M) -> WalkStats
+    /// [`WalkBuilder::run`]; its ignore rules, if any, set on it).
+    pub fn run<V, M>(&self, b: WalkBuilder, make: M) -> WalkStats
     where
         V: ParallelVisitor,
         M: Fn() -> V + Sync,
     {
-        match ignore {
-            None => b.run_entries(make),
-            Some(ignore) => {
-                let failed = |e: IgnoreError| {
-                    self.ignore_failed.store(true, Ordering::Relaxed);
-                    crate::msg::report(
-                        &crate::os::bytes(e.path.as_os_str()),
-                        &format!("ignore file: {}", e.reason),
-                    )
-                };
-                ftw::filter::run_ignoring(b, ignore, failed, make)
-            }
-        }
+        b.run_entries(make)
     }
 }

@@ -43,8 +43,8 @@
 //!   handles to work relative to (the base of removal and disk usage).
 //! - [`filter`]: what a walk reports (name patterns, types, extensions, sizes, times),
 //!   where it goes (exclusion globs: an excluded directory is never opened), and ignore
-//!   files with git's rules ([`filter::Ignore`], walked through with
-//!   [`filter::visit_ignoring`]).
+//!   files with git's rules ([`filter::Ignore`], honoured by a walk with
+//!   [`WalkBuilder::git_ignore`]).
 //! - [`remove`]: removal of whole trees ([`remove_tree`], [`remove_dir_contents`]),
 //!   relative to directory handles, serial or parallel, safe against symbolic links put
 //!   in place of directories while it runs; what it did in a [`remove::Summary`], made a

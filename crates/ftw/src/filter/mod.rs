@@ -1,8 +1,9 @@
 //! What a walk reports and where it goes: name patterns ([`Patterns`]), types, extensions,
 //! sizes and modification times ([`Filter`]), and globs that exclude whole subtrees
 //! ([`Excludes`]: an excluded directory is never opened); and ignore files with git's
-//! semantics ([`Ignore`]), which a walk honours through [`visit_ignoring`] or
-//! [`visit_parallel_ignoring`].
+//! semantics ([`Ignore`]), which a walk honours with
+//! [`WalkBuilder::git_ignore`](crate::walk::WalkBuilder::git_ignore) or
+//! [`WalkBuilder::ignore_rules`](crate::walk::WalkBuilder::ignore_rules).
 //!
 //! A [`Filter`] checks what the directory entry tells first (type, name) and asks for
 //! metadata only for the entries that passed, with only the fields it needs, relative to
@@ -45,7 +46,6 @@ pub use exclude::Excludes;
 pub use ignores::{Ignore, IgnoreError, IgnoreOptions, Rules};
 pub use pattern::{Case, PatternError, PatternKind, Patterns};
 pub use spec::{SizeLimit, Time, parse_time};
-pub use walk_ignore::{run_ignoring, visit_ignoring, visit_parallel_ignoring};
 
 use crate::sys::{self, FileType, StatMask};
 use crate::walk::Entry;

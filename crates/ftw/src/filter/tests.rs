@@ -170,3 +170,84 @@ fn simple_exclusion_globs_match_as_the_glob_matcher_does() {
         assert_eq!(fast.is_match_name(name), any);
     }
 }
+
+/// `git_ignore` on the builder: the same entries from the pull iterator, the callback
+/// walk, and the parallel walk; an ignore file that cannot be read is an error in the
+/// walk's stream, and the walk goes on.
+#[test]
+fn git_ignore_is_a_builder_option_of_every_walk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("src/gen")).unwrap();
+    std::fs::create_dir_all(root.join("target/debug")).unwrap();
+    std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
+    std::fs::write(root.join("src/.gitignore"), "gen/\n").unwrap();
+    for f in [
+        "a.log",
+        "src/lib.rs",
+        "src/gen/x.rs",
+        "target/debug/bin",
+        "README",
+    ] {
+        std::fs::write(root.join(f), "").unwrap();
+    }
+    std::os::unix::fs::symlink(".ignore", root.join("src/.ignore")).unwrap();
+    let want: BTreeSet<Vec<u8>> = [
+        ".gitignore",
+        "README",
+        "src",
+        "src/.gitignore",
+        "src/.ignore",
+        "src/lib.rs",
+    ]
+    .iter()
+    .map(|p| p.as_bytes().to_vec())
+    .collect();
+    let rel = |p: &std::path::Path| {
+        p.strip_prefix(root)
+            .unwrap()
+            .as_os_str()
+            .as_bytes()
+            .to_vec()
+    };
+    let builder = || WalkBuilder::new(root).min_depth(1).git_ignore(true);
+
+    let (mut pulled, mut errors) = (BTreeSet::new(), Vec::new());
+    for item in builder().sort(true) {
+        match item {
+            Ok(e) => drop(pulled.insert(rel(e.path()))),
+            Err(e) => errors.push(e),
+        }
+    }
+    assert_eq!(pulled, want);
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].is_ignore_file(), "{}", errors[0]);
+    assert_eq!(errors[0].path(), root.join("src/.ignore"));
+    assert!(
+        errors[0].reason().starts_with("ignore file: "),
+        "{}",
+        errors[0]
+    );
+
+    for threads in [1, 3] {
+        let seen = std::sync::Mutex::new((BTreeSet::new(), 0));
+        builder().threads(threads).run_entries(|| {
+            |item: Result<&crate::walk::Entry<'_>, crate::walk::Error>| {
+                let mut seen = seen.lock().unwrap();
+                match item {
+                    Ok(e) => drop(seen.0.insert(rel(&e.path()))),
+                    Err(e) => {
+                        assert!(e.is_ignore_file(), "{e}");
+                        seen.1 += 1;
+                    }
+                }
+                Control::Continue
+            }
+        });
+        let (got, errors) = seen.into_inner().unwrap();
+        assert_eq!((got, errors), (want.clone(), 1), "-j{threads}");
+    }
+    // Off again: everything.
+    assert_eq!(builder().git_ignore(false).into_iter().count(), 13);
+}

@@ -1,191 +1,116 @@
-//! Walks run through [`Ignore`] rules: [`visit_ignoring`] (serial or sorted) and
-//! [`visit_parallel_ignoring`], the callback walks of [`Walk::visit`] and
-//! [`ParallelWalk::visit`] with the rules in front.
+//! git-ignore-aware walking as an option of the builder: [`WalkBuilder::git_ignore`] and
+//! [`WalkBuilder::ignore_rules`]. [`Ignore`] is the walk's [`Gate`]: each directory's
+//! [`Rules`] are made as the walk enters it, and each entry is asked about before it is
+//! reported or opened, by every walker (serial, sorted, parallel, the pull iterator).
 
-use super::ignores::{Ignore, IgnoreError, Rules};
-use crate::walk::WalkStats;
-use crate::walk::{
-    Control, DirEvent, Entry, Error, ParallelVisitor, ParallelWalk, Visitor, Walk, WalkBuilder,
-};
+use super::ignores::{Ignore, IgnoreError, IgnoreOptions, Rules};
+use crate::walk::{DirEvent, DirRules, Entry, Error, Gate, WalkBuilder};
 use std::sync::Arc;
 
-/// What sees the entries that the rules let through.
-trait See {
-    fn see(&mut self, item: Result<&Entry<'_>, Error>) -> Control;
-}
-
-/// A serial walk's callback (which need not be `Send`).
-struct Serial<F>(F);
-
-impl<F: FnMut(Result<&Entry<'_>, Error>) -> Control> See for Serial<F> {
-    fn see(&mut self, item: Result<&Entry<'_>, Error>) -> Control {
-        (self.0)(item)
-    }
-}
-
-/// A parallel walk's visitor.
-struct Parallel<V>(V);
-
-impl<V: ParallelVisitor> See for Parallel<V> {
-    fn see(&mut self, item: Result<&Entry<'_>, Error>) -> Control {
-        self.0.visit(item)
-    }
-}
-
-/// A visitor with ignore rules in front: each directory's rules are made as the walk
-/// enters it, ignored entries are not seen, and ignored directories not opened.
-struct WithIgnore<'a, S, E> {
-    inner: S,
-    ignore: &'a Ignore,
-    on_error: E,
-    scratch: Vec<u8>,
-}
-
-impl<S: See, E: FnMut(IgnoreError)> Visitor for WithIgnore<'_, S, E> {
-    type State = Arc<Rules>;
-
-    fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&Arc<Rules>>) -> Arc<Rules> {
-        self.ignore.enter(d, parent, &mut self.on_error)
-    }
-
-    fn entry(&mut self, item: Result<&Entry<'_>, Error>, dir: Option<&Arc<Rules>>) -> Control {
-        if let (Ok(e), Some(rules)) = (&item, dir) {
-            if self.ignore.is_ignored(rules, e, &mut self.scratch) {
-                return Control::Skip;
-            }
+impl WalkBuilder {
+    /// Leave out what git leaves out, as `git ls-files --cached --others
+    /// --exclude-standard` lists a work tree (and as the `ignore` crate's
+    /// `WalkBuilder::git_ignore` does): `.gitignore` files (inside a git work tree),
+    /// `.git/info/exclude`, git's excludes file (`core.excludesFile`), and `.ignore` and
+    /// `.ftwignore` files; the `.git` directories; a git repository nested in the work
+    /// tree is reported but not entered; files git tracks are kept even where a rule
+    /// ignores them. See [`Ignore`] for the details, and [`WalkBuilder::ignore_rules`]
+    /// for other settings. An ignored directory is never opened. The roots are always
+    /// reported. An ignore file that cannot be read is reported as an error
+    /// ([`Error::is_ignore_file`]), and the walk goes on without its rules.
+    ///
+    /// It holds for every way to run the walk: the iterator, [`Walk::visit`],
+    /// [`WalkBuilder::run`], [`ParallelWalk::visit`]. A sorted walk with it does not read
+    /// ahead ([`WalkBuilder::threads`]): a directory's rules are known only once the
+    /// walker enters it. Where no directory holds an ignore file it costs no system call.
+    ///
+    /// [`Walk::visit`]: crate::walk::Walk::visit
+    /// [`ParallelWalk::visit`]: crate::walk::ParallelWalk::visit
+    ///
+    /// ```
+    /// use ftw::WalkBuilder;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// let repo = tmp.path();
+    /// std::fs::create_dir_all(repo.join(".git"))?; // a work tree's top
+    /// std::fs::write(repo.join(".gitignore"), "*.log\ntarget/\n")?;
+    /// std::fs::create_dir(repo.join("target"))?;
+    /// std::fs::write(repo.join("target/big"), "")?;
+    /// std::fs::write(repo.join("a.log"), "")?;
+    /// std::fs::write(repo.join("main.rs"), "")?;
+    ///
+    /// let mut names = Vec::new();
+    /// for entry in WalkBuilder::new(repo).min_depth(1).sort(true).git_ignore(true) {
+    ///     names.push(entry?.path().strip_prefix(repo).unwrap().to_owned());
+    /// }
+    /// assert_eq!(names, [".gitignore", "main.rs"].map(std::path::PathBuf::from));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn git_ignore(self, yes: bool) -> Self {
+        if yes {
+            self.ignore_rules(Ignore::new(IgnoreOptions::default()))
+        } else {
+            WalkBuilder { gate: None, ..self }
         }
-        self.inner.see(item)
     }
 
-    fn leave(&mut self, _: &DirEvent<'_>, _: Arc<Rules>, _: Option<&Arc<Rules>>) {}
+    /// Leave out what `rules` ignore (see [`WalkBuilder::git_ignore`]), with the
+    /// settings they were made with: hidden names, `.gitignore` files outside work
+    /// trees, files of rules given by the caller ([`IgnoreOptions`]).
+    ///
+    /// ```
+    /// use ftw::filter::{Ignore, IgnoreOptions};
+    /// use ftw::walk::{Control, WalkBuilder};
+    /// use std::sync::Mutex;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::write(tmp.path().join(".ignore"), "*.o\n")?;
+    /// std::fs::write(tmp.path().join("a.o"), "")?;
+    /// std::fs::write(tmp.path().join("a.c"), "")?;
+    ///
+    /// for threads in [1, 2] {
+    ///     let names = Mutex::new(Vec::new());
+    ///     WalkBuilder::new(tmp.path())
+    ///         .min_depth(1)
+    ///         .threads(threads)
+    ///         .ignore_rules(Ignore::new(IgnoreOptions::default().hidden(false)))
+    ///         .run_entries(|| {
+    ///             |item: Result<&ftw::walk::Entry<'_>, ftw::walk::Error>| {
+    ///                 names.lock().unwrap().push(item.unwrap().name().to_vec());
+    ///                 Control::Continue
+    ///             }
+    ///         });
+    ///     assert_eq!(names.into_inner().unwrap(), vec![b"a.c".to_vec()]);
+    /// }
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn ignore_rules(self, rules: Ignore) -> Self {
+        WalkBuilder {
+            gate: Some(Arc::new(rules)),
+            ..self
+        }
+    }
 }
 
-/// Runs `walk` (serial or sorted) as [`Walk::visit`] does, through `ignore`'s rules: an
-/// entry they ignore is not given to `f`, and a directory they ignore is not opened.
-/// The roots themselves are always given. An ignore file that cannot be read or parsed
-/// is told to `on_error`, and the walk goes on without it.
-///
-/// ```
-/// use ftw::filter::{Ignore, IgnoreOptions, visit_ignoring};
-/// use ftw::walk::{Control, WalkBuilder};
-///
-/// let tmp = tempfile::tempdir()?;
-/// std::fs::write(tmp.path().join(".ignore"), "*.log\nbuild/\n")?;
-/// std::fs::create_dir(tmp.path().join("build"))?;
-/// std::fs::write(tmp.path().join("build/out"), "")?;
-/// std::fs::write(tmp.path().join("a.log"), "")?;
-/// std::fs::write(tmp.path().join("main.c"), "")?;
-///
-/// let ignore = Ignore::new(IgnoreOptions::default().hidden(false));
-/// let mut walk = WalkBuilder::new(tmp.path()).min_depth(1).sort(true).build();
-/// let mut names = Vec::new();
-/// visit_ignoring(&mut walk, &ignore, |e| panic!("{e:?}"), |item| {
-///     names.push(item.unwrap().name().to_vec());
-///     Control::Continue
-/// });
-/// assert_eq!(names, vec![b"main.c".to_vec()]); // .ignore is hidden, build not opened
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn visit_ignoring<F, E>(walk: &mut Walk, ignore: &Ignore, on_error: E, f: F)
-where
-    F: FnMut(Result<&Entry<'_>, Error>) -> Control,
-    E: FnMut(IgnoreError),
-{
-    walk.visit_events(&mut WithIgnore {
-        inner: Serial(f),
-        ignore,
-        on_error,
-        scratch: Vec::new(),
-    });
-}
+impl Gate for Ignore {
+    fn enter(
+        &self,
+        d: &DirEvent<'_>,
+        parent: Option<&DirRules>,
+        errors: &mut dyn FnMut(Error),
+    ) -> DirRules {
+        let parent = parent.and_then(|p| p.clone().downcast::<Rules>().ok());
+        let depth = d.depth() + 1;
+        Ignore::enter(self, d, parent.as_ref(), &mut |e: IgnoreError| {
+            errors(Error::ignore_file(e.path, depth, e.reason))
+        })
+    }
 
-/// Runs `walk` as [`ParallelWalk::visit`] does, through `ignore`'s rules (see
-/// [`visit_ignoring`]); `on_error` may be called from any worker.
-///
-/// ```
-/// use ftw::filter::{Ignore, IgnoreOptions, visit_parallel_ignoring};
-/// use ftw::walk::{Control, WalkBuilder};
-/// use std::sync::Mutex;
-///
-/// let tmp = tempfile::tempdir()?;
-/// std::fs::write(tmp.path().join(".ignore"), "target/\n")?;
-/// std::fs::create_dir(tmp.path().join("target"))?;
-/// std::fs::write(tmp.path().join("target/big"), "")?;
-/// std::fs::write(tmp.path().join("lib.rs"), "")?;
-///
-/// let ignore = Ignore::new(IgnoreOptions::default());
-/// let names = Mutex::new(Vec::new());
-/// let walk = WalkBuilder::new(tmp.path()).min_depth(1).threads(2).build_parallel();
-/// visit_parallel_ignoring(walk, &ignore, |e| panic!("{e:?}"), || {
-///     |item: Result<&ftw::walk::Entry<'_>, ftw::walk::Error>| {
-///         names.lock().unwrap().push(item.unwrap().name().to_vec());
-///         Control::Continue
-///     }
-/// });
-/// let mut names = names.into_inner().unwrap();
-/// names.sort();
-/// assert_eq!(names, vec![b".ignore".to_vec(), b"lib.rs".to_vec()]);
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn visit_parallel_ignoring<V, M, E>(
-    walk: ParallelWalk,
-    ignore: &Ignore,
-    on_error: E,
-    make: M,
-) -> WalkStats
-where
-    V: ParallelVisitor,
-    M: Fn() -> V + Sync,
-    E: Fn(IgnoreError) + Sync,
-{
-    let on_error = &on_error;
-    walk.visit_events(|| WithIgnore {
-        inner: Parallel(make()),
-        ignore,
-        on_error,
-        scratch: Vec::new(),
-    })
-}
-
-/// Runs the walk `b` as [`WalkBuilder::run`] does (serial when sorted or on one thread,
-/// else parallel), each visitor made by `make` behind `ignore`'s rules (see
-/// [`visit_ignoring`]); `on_error` may be called from any worker.
-///
-/// ```
-/// use ftw::filter::{Ignore, IgnoreOptions, run_ignoring};
-/// use ftw::walk::{Control, WalkBuilder};
-/// use std::sync::Mutex;
-///
-/// let tmp = tempfile::tempdir()?;
-/// std::fs::write(tmp.path().join(".ignore"), "*.o\n")?;
-/// std::fs::write(tmp.path().join("a.o"), "")?;
-/// std::fs::write(tmp.path().join("a.c"), "")?;
-///
-/// let ignore = Ignore::new(IgnoreOptions::default().hidden(false));
-/// for threads in [1, 2] {
-///     let names = Mutex::new(Vec::new());
-///     let b = WalkBuilder::new(tmp.path()).min_depth(1).threads(threads);
-///     run_ignoring(b, &ignore, |e| panic!("{e:?}"), || {
-///         |item: Result<&ftw::walk::Entry<'_>, ftw::walk::Error>| {
-///             names.lock().unwrap().push(item.unwrap().name().to_vec());
-///             Control::Continue
-///         }
-///     });
-///     assert_eq!(names.into_inner().unwrap(), vec![b"a.c".to_vec()]);
-/// }
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn run_ignoring<V, M, E>(b: WalkBuilder, ignore: &Ignore, on_error: E, make: M) -> WalkStats
-where
-    V: ParallelVisitor,
-    M: Fn() -> V + Sync,
-    E: Fn(IgnoreError) + Sync,
-{
-    let on_error = &on_error;
-    b.run(|| WithIgnore {
-        inner: Parallel(make()),
-        ignore,
-        on_error,
-        scratch: Vec::new(),
-    })
+    #[inline]
+    fn keeps(&self, dir: &DirRules, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        match dir.downcast_ref::<Rules>() {
+            Some(rules) => !self.is_ignored(rules, e, scratch),
+            None => true,
+        }
+    }
 }

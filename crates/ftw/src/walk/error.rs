@@ -24,7 +24,12 @@ pub struct Error {
 #[derive(Debug)]
 enum Kind {
     Io(io::Error),
-    Loop { ancestor: PathBuf, io: io::Error },
+    Loop {
+        ancestor: PathBuf,
+        io: io::Error,
+    },
+    /// An ignore file that could not be read or parsed (the walk goes on without it).
+    IgnoreFile(io::Error),
 }
 
 impl Error {
@@ -47,6 +52,21 @@ impl Error {
         }
     }
 
+    pub(crate) fn ignore_file(path: PathBuf, depth: usize, reason: String) -> Error {
+        Error {
+            path,
+            depth,
+            kind: Kind::IgnoreFile(io::Error::other(reason)),
+        }
+    }
+
+    /// Whether this is about an ignore file that could not be read or parsed (with
+    /// [`WalkBuilder::git_ignore`](super::WalkBuilder::git_ignore)): the walk went on
+    /// without its rules.
+    pub fn is_ignore_file(&self) -> bool {
+        matches!(self.kind, Kind::IgnoreFile(_))
+    }
+
     /// The path the failure is about.
     pub fn path(&self) -> &Path {
         &self.path
@@ -62,14 +82,14 @@ impl Error {
     pub fn loop_ancestor(&self) -> Option<&Path> {
         match &self.kind {
             Kind::Loop { ancestor, .. } => Some(ancestor),
-            Kind::Io(_) => None,
+            Kind::Io(_) | Kind::IgnoreFile(_) => None,
         }
     }
 
     /// The underlying error.
     pub fn io_error(&self) -> &io::Error {
         match &self.kind {
-            Kind::Io(e) | Kind::Loop { io: e, .. } => e,
+            Kind::Io(e) | Kind::Loop { io: e, .. } | Kind::IgnoreFile(e) => e,
         }
     }
 
@@ -82,6 +102,7 @@ impl Error {
                 ancestor.display()
             ),
             Kind::Io(e) => describe(e),
+            Kind::IgnoreFile(e) => format!("ignore file: {}", describe(e)),
         }
     }
 }

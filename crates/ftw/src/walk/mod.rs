@@ -49,6 +49,7 @@ mod ahead;
 mod budget;
 mod error;
 mod event;
+mod gate;
 mod hooks;
 pub(crate) mod listing;
 mod node;
@@ -62,6 +63,7 @@ pub use budget::Budget;
 pub use error::Error;
 pub(crate) use error::describe;
 pub use event::{DirEvent, Visitor};
+pub(crate) use gate::{DirRules, Gate};
 pub use parallel::{ParallelVisitor, ParallelWalk};
 pub use pool::WalkStats;
 pub use serial::Walk;
@@ -108,6 +110,8 @@ pub struct WalkBuilder {
     pub(crate) roots: Vec<Origin>,
     pub(crate) opts: Options,
     pub(crate) filter: Option<Filter>,
+    /// Rules made per directory (git's ignore rules: [`WalkBuilder::git_ignore`]).
+    pub(crate) gate: Option<Arc<dyn Gate>>,
 }
 
 /// A root of a walk: its path, and its handle when the caller opened it already
@@ -189,6 +193,7 @@ impl WalkBuilder {
                 hooks: Hooks::new(),
             },
             filter: None,
+            gate: None,
         }
     }
 

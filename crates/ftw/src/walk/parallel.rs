@@ -12,6 +12,7 @@
 
 use super::budget::Budget;
 use super::event::{DirEvent, Visitor};
+use super::gate::{Gate, Gated};
 use super::listing::Listing;
 use super::node::{self, Handle, Id};
 use super::pool::{self, PoolOptions, PoolStats, Scope};
@@ -69,6 +70,7 @@ pub struct ParallelWalk {
     roots: Vec<Origin>,
     opts: Options,
     filter: Option<Filter>,
+    gate: Option<Arc<dyn Gate>>,
 }
 
 /// A directory entered and not yet left (see the module's notes).
@@ -233,6 +235,7 @@ impl WalkBuilder {
             roots: self.roots,
             opts: self.opts,
             filter: self.filter,
+            gate: self.gate,
         }
     }
 }
@@ -310,7 +313,24 @@ impl ParallelWalk {
     /// assert_eq!(left, vec![(0, 2), (1, 5)]);
     /// # Ok::<(), std::io::Error>(())
     /// ```
-    pub fn visit_events<V, M>(self, make_visitor: M) -> PoolStats
+    pub fn visit_events<V, M>(mut self, make_visitor: M) -> PoolStats
+    where
+        V: Visitor + Send,
+        V::State: Send + Sync,
+        M: Fn() -> V + Sync,
+    {
+        match self.gate.take() {
+            None => self.run_events(make_visitor),
+            Some(gate) => {
+                let gate = &*gate;
+                self.run_events(|| Gated::new(make_visitor(), gate))
+            }
+        }
+    }
+
+    /// [`ParallelWalk::visit_events`], the rules of its gate (if any) in front of the
+    /// visitors already.
+    fn run_events<V, M>(self, make_visitor: M) -> PoolStats
     where
         V: Visitor + Send,
         V::State: Send + Sync,

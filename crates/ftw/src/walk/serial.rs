@@ -3,6 +3,7 @@
 
 use super::ahead::{AheadInfo, ReadAhead, Root, Take};
 use super::event::{DirEvent, Entries, Visitor};
+use super::gate::{DirRules, Gate};
 use super::listing::Listing;
 use super::node::{self, Id};
 use super::step::{self, Decision, Kept, Place, RootDecision};
@@ -18,6 +19,10 @@ use std::io;
 pub struct Walk {
     opts: Options,
     filter: Option<Filter>,
+    /// Rules made per directory, kept in its frame ([`WalkBuilder::git_ignore`]).
+    gate: Option<std::sync::Arc<dyn Gate>>,
+    /// The path of the entry the gate is asked about, when it needs it.
+    scratch: Vec<u8>,
     roots: std::vec::IntoIter<Origin>,
     root_dev: u64,
     /// The directories from the root down to the one being listed.
@@ -77,6 +82,8 @@ struct Frame {
     via_link: bool,
     /// Counted in `closed_pending`.
     counted: bool,
+    /// The gate's rules for this directory's entries.
+    rules: Option<DirRules>,
 }
 
 impl Frame {
@@ -133,14 +140,17 @@ impl Walk {
         // The walker reads too (whenever the directory it needs is being read), so it
         // counts as one of the threads.
         let workers = (threads - 1).min(share.max_workers);
-        let ahead = (b.opts.sort && b.opts.read_ahead && workers > 0).then(|| {
-            // By default, more workers when reads wait on the disk (a cold cache).
-            let max = match b.opts.threads {
-                0 => super::Budget::new(b.opts.fd_budget).sorted_io_workers(),
-                _ => workers,
-            };
-            ReadAhead::new(&b.opts, b.filter.clone(), workers, max, share)
-        });
+        // Not beside a gate: its rules are made as the walker enters each directory, so
+        // the workers could not know which directories they leave out.
+        let ahead =
+            (b.opts.sort && b.opts.read_ahead && workers > 0 && b.gate.is_none()).then(|| {
+                // By default, more workers when reads wait on the disk (a cold cache).
+                let max = match b.opts.threads {
+                    0 => super::Budget::new(b.opts.fd_budget).sorted_io_workers(),
+                    _ => workers,
+                };
+                ReadAhead::new(&b.opts, b.filter.clone(), workers, max, share)
+            });
         let budget = if ahead.is_some() {
             share.walker
         } else {
@@ -149,6 +159,8 @@ impl Walk {
         Walk {
             opts: b.opts,
             filter: b.filter,
+            gate: b.gate,
+            scratch: Vec::new(),
             roots: b.roots.into_iter(),
             root_dev: 0,
             stack: Vec::new(),
@@ -467,6 +479,12 @@ impl Walk {
                 followed_link,
                 ..
             } = kept;
+            if let (Some(gate), Some(rules)) = (&self.gate, &top.rules) {
+                let e = Entry::listed(&at, &top.list, &item, file_type, followed_link);
+                if !gate.keeps(rules, &e, &mut self.scratch) {
+                    continue;
+                }
+            }
             if kept.enter {
                 self.pending = Pending::Child {
                     via_link: followed_link,
@@ -658,6 +676,22 @@ impl Walk {
         via_link: bool,
         name_start: usize,
     ) {
+        // The gate's rules, made while the directory's handle is at hand.
+        let rules = self.gate.as_ref().map(|gate| {
+            let parent = self.stack.last();
+            let event = DirEvent {
+                path: &self.path,
+                name: Walk::current_name(parent),
+                depth,
+                dir: dir.as_ref(),
+                parent: parent.and_then(|p| p.dir.as_ref()),
+                listing: Some(&list),
+            };
+            let queued = &mut self.queued_error;
+            gate.enter(&event, parent.and_then(|p| p.rules.as_ref()), &mut |e| {
+                queued.push_back(e)
+            })
+        });
         let last_dir = list.last_dir();
         let dir = if last_dir.is_some() || self.hold() {
             dir
@@ -683,6 +717,7 @@ impl Walk {
             id,
             via_link,
             counted: false,
+            rules,
         });
     }
 
