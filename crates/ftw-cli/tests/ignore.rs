@@ -10,6 +10,7 @@ mod common;
 
 use common::*;
 use std::collections::BTreeSet;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -186,9 +187,28 @@ fn make_repo_with(root: &Path, home: &Path, seed: u64, rules: &dyn Fn(&mut Rng) 
 }
 
 /// The files git lists (`--cached --others --exclude-standard`), as paths relative to
-/// the directory it ran in.
+/// the directory it ran in; a repository nested in the work tree (`inner/`) by its path.
 fn git_files(dir: &Path, home: &Path) -> BTreeSet<Vec<u8>> {
-    let out = git(dir, home)
+    git_files_env(dir, home, &[])
+}
+
+/// Environment variables to set (`Some`) or remove (`None`).
+type Env<'a> = Vec<(&'a str, Option<&'a str>)>;
+
+/// Sets (`Some`) or removes (`None`) environment variables of `c`.
+fn with_env<'c>(c: &'c mut Command, env: &[(&str, Option<&str>)]) -> &'c mut Command {
+    for (k, v) in env {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c
+}
+
+/// [`git_files`] with `env` set for git.
+fn git_files_env(dir: &Path, home: &Path, env: &[(&str, Option<&str>)]) -> BTreeSet<Vec<u8>> {
+    let out = with_env(&mut git(dir, home), env)
         .args([
             "ls-files",
             "-z",
@@ -206,24 +226,40 @@ fn git_files(dir: &Path, home: &Path) -> BTreeSet<Vec<u8>> {
     out.stdout
         .split(|&b| b == 0)
         .filter(|r| !r.is_empty())
-        .map(<[u8]>::to_vec)
+        .map(|r| r.strip_suffix(b"/").unwrap_or(r).to_vec())
         .collect()
 }
 
-/// The files and links ftw lists with --ignore, relative to `dir`.
+/// The files and links ftw lists with --ignore, relative to `dir`, and the directories
+/// it lists that are repositories (git shows one as one entry).
 fn ftw_files(dir: &Path, home: &Path, threads: &str) -> BTreeSet<Vec<u8>> {
+    ftw_files_env(dir, home, threads, &[])
+}
+
+/// [`ftw_files`] with `env` set for ftw.
+fn ftw_files_env(
+    dir: &Path,
+    home: &Path,
+    threads: &str,
+    env: &[(&str, Option<&str>)],
+) -> BTreeSet<Vec<u8>> {
     let mut c = Command::new(ftw_bin());
     c.current_dir(dir)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
-        .args([
-            "find", "-0", "--ignore", "-t", "f", "-t", "l", "-j", threads, ".",
-        ]);
-    let r = run(&mut c);
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args(["find", "-0", "--ignore", "-j", threads, "."]);
+    let r = run(with_env(&mut c, env));
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     records(&r.stdout)
         .into_iter()
+        .filter(|p| p != b".")
         .map(|p| p.strip_prefix(b"./").unwrap_or(&p).to_vec())
+        .filter(|p| {
+            let path = dir.join(std::ffi::OsStr::from_bytes(p));
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            !meta.is_dir() || path.join(".git/HEAD").exists() || path.join(".git").is_file()
+        })
         .collect()
 }
 
@@ -281,7 +317,7 @@ fn compare_with_git(make: &dyn Fn(&Path, &Path, u64) -> bool) {
             let p = e.unwrap().path();
             if p.is_dir() && p.file_name() != Some(".git".as_ref()) {
                 let ignored = git(&root, &home)
-                    .args(["check-ignore", "-q"])
+                    .args(["check-ignore", "-q", "--no-index"])
                     .arg(p.file_name().unwrap())
                     .status()
                     .unwrap();
@@ -370,17 +406,30 @@ fn ceilings_and_require_git() {
     assert_eq!(list(&["--no-hidden"], None), ["a.log", "b.txt"]);
 }
 
+/// A repository nested in a work tree is one entry for git (`inner/`), not entered: ftw
+/// lists the directory and nothing below it, serially and in parallel, from the top and
+/// from a subdirectory. A directory whose `.git` is no repository is an ordinary one. A
+/// root outside any work tree walks each repository below it as a work tree of its own:
+/// only its own git rules count in it.
 #[test]
-fn a_nested_work_tree_has_only_its_own_git_rules() {
+fn a_nested_repository_is_one_entry() {
     if !have_git() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let (top, home) = (tmp.path().join("top"), tmp.path().join("home"));
-    let nested = top.join("nested");
-    std::fs::create_dir_all(nested.join("d")).unwrap();
-    std::fs::create_dir_all(home.join(".config/git")).unwrap();
-    for dir in [&top, &nested] {
+    let nested = top.join("src/nested");
+    let deeper = nested.join("d/deeper");
+    for d in [
+        &nested.join("d"),
+        &top.join("fake/.git"),
+        &top.join("ign"),
+        &home.join(".config/git"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for dir in [&top, &nested, &top.join("ign/repo"), &deeper] {
+        std::fs::create_dir_all(dir).unwrap();
         if !git(dir, &home)
             .args(["init", "-q"])
             .status()
@@ -391,9 +440,8 @@ fn a_nested_work_tree_has_only_its_own_git_rules() {
         }
     }
     // The outer tree's rules: not git's in the nested tree; .ignore files still count.
-    std::fs::write(top.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(top.join(".gitignore"), "*.log\nign/\n").unwrap();
     std::fs::write(top.join(".git/info/exclude"), "outer-excl\n").unwrap();
-    std::fs::write(top.join(".ignore"), "*.ign\n").unwrap();
     std::fs::write(nested.join(".git/info/exclude"), "inner-excl\n").unwrap();
     std::fs::write(nested.join("d/.gitignore"), "b.log\n").unwrap();
     std::fs::write(home.join(".config/git/ignore"), "/d/global\n").unwrap();
@@ -404,22 +452,48 @@ fn a_nested_work_tree_has_only_its_own_git_rules() {
         "outer-excl",
         "inner-excl",
         "d/global",
-        "x.ign",
         "ok",
+        "d/deeper/x",
     ] {
         std::fs::write(nested.join(f), "").unwrap();
     }
-    let want: BTreeSet<Vec<u8>> = git_files(&nested, &home)
-        .into_iter()
-        .filter(|p| !p.ends_with(b".ign"))
-        .map(|p| [&b"nested/"[..], &p].concat())
-        .collect();
-    for threads in ["1", "0"] {
-        let got: BTreeSet<Vec<u8>> = ftw_files(&top, &home, threads)
+    for f in ["src/main.c", "fake/f", "fake/.git/g", "ign/repo/f", "a.log"] {
+        std::fs::write(top.join(f), "").unwrap();
+    }
+    let want = git_files(&top, &home);
+    assert!(want.contains(&b"src/nested"[..]), "{}", show_set(&want));
+    assert!(want.contains(&b"fake/f"[..]), "{}", show_set(&want));
+    let want_sub = git_files(&top.join("src"), &home);
+    assert!(want_sub.contains(&b"nested"[..]), "{}", show_set(&want_sub));
+    // Inside the nested repository, its own rules; deeper is one entry there.
+    let want_inner = git_files(&nested, &home);
+    assert!(want_inner.contains(&b"d/c.log"[..]) && want_inner.contains(&b"d/deeper"[..]));
+    for threads in ["1", "0", "3"] {
+        assert_eq!(
+            show_set(&ftw_files(&top, &home, threads)),
+            show_set(&want),
+            "-j{threads}"
+        );
+        assert_eq!(
+            show_set(&ftw_files(&top.join("src"), &home, threads)),
+            show_set(&want_sub),
+            "from src, -j{threads}"
+        );
+        assert_eq!(
+            show_set(&ftw_files(&nested, &home, threads)),
+            show_set(&want_inner),
+            "from the nested repository, -j{threads}"
+        );
+        // From outside any work tree: each repository with its own git rules.
+        let around: BTreeSet<Vec<u8>> = ftw_files(tmp.path(), &home, threads)
             .into_iter()
-            .filter(|p| p.starts_with(b"nested/"))
+            .filter_map(|p| p.strip_prefix(b"top/").map(<[u8]>::to_vec))
             .collect();
-        assert_eq!(show_set(&got), show_set(&want), "-j{threads}");
+        assert_eq!(
+            show_set(&around),
+            show_set(&want),
+            "from outside, -j{threads}"
+        );
     }
 }
 
@@ -445,9 +519,9 @@ fn an_unreadable_ignore_file_is_reported_and_fails_the_run() {
 }
 
 /// A submodule, whose `.git` is a file (`gitdir: ../.git/modules/sub`): a work tree of its
-/// own, as git sees it, from inside it (the search for the work tree stops at its top)
-/// and from the superproject (only its own git rules count in it), with its
-/// `info/exclude` read from its git directory.
+/// own, as git sees it, from inside it (the search for the work tree stops at its top),
+/// with its `info/exclude` read from its git directory; from the superproject, one
+/// entry.
 #[test]
 fn a_submodule_is_a_work_tree_with_its_own_rules() {
     if !have_git() {
@@ -516,22 +590,286 @@ fn a_submodule_is_a_work_tree_with_its_own_rules() {
         "{}",
         show_set(&want)
     );
-    let want_from_top: BTreeSet<Vec<u8>> =
-        want.iter().map(|p| [&b"sub/"[..], p].concat()).collect();
+    // From the superproject, the submodule is one entry (a gitlink in the index).
+    let want_from_top = git_files(&top, &home);
+    assert!(
+        want_from_top.contains(&b"sub"[..]),
+        "{}",
+        show_set(&want_from_top)
+    );
     for threads in ["1", "0"] {
         assert_eq!(
             show_set(&ftw_files(&sub, &home, threads)),
             show_set(&want),
             "from the submodule, -j{threads}"
         );
-        let from_top: BTreeSet<Vec<u8>> = ftw_files(&top, &home, threads)
-            .into_iter()
-            .filter(|p| p.starts_with(b"sub/"))
-            .collect();
         assert_eq!(
-            show_set(&from_top),
+            show_set(&ftw_files(&top, &home, threads)),
             show_set(&want_from_top),
             "from the superproject, -j{threads}"
         );
+    }
+}
+
+/// Files git tracks where a rule ignores them (`git add -f`): git lists them, and so
+/// does ftw, entering an ignored directory for them alone (what else it holds is still
+/// ignored), for each version of the index.
+#[test]
+fn tracked_files_where_rules_ignore_them_are_listed() {
+    if !have_git() {
+        return;
+    }
+    for version in ["2", "3", "4"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (top, home) = (tmp.path().join("repo"), tmp.path().join("home"));
+        std::fs::create_dir_all(home.join(".config/git")).unwrap();
+        std::fs::create_dir_all(&top).unwrap();
+        let ok = |args: &[&str]| {
+            git(&top, &home)
+                .args(args)
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !ok(&["init", "-q"]) {
+            eprintln!("skipped: git init failed");
+            return;
+        }
+        std::fs::write(top.join(".gitignore"), "build/\n*.o\nsrc/gen/\n").unwrap();
+        let files = [
+            "build/out.o",
+            "build/untracked",
+            "build/sub/deep.o",
+            "build/sub/other",
+            "build/nothing/x",
+            "a.o",
+            "b.o",
+            "src/main.c",
+            "src/gen/junk.c",
+            "src/gen/inner/t.c",
+            "src/gen/inner/u.c",
+        ];
+        for f in files {
+            std::fs::create_dir_all(top.join(f).parent().unwrap()).unwrap();
+            std::fs::write(top.join(f), "x").unwrap();
+        }
+        assert!(ok(&[
+            "add",
+            "-f",
+            "build/out.o",
+            "build/sub/deep.o",
+            "a.o",
+            "src/gen/inner/t.c",
+        ]));
+        assert!(ok(&["update-index", "--index-version", version]));
+        for (start, tracked) in [
+            (top.clone(), "build/sub/deep.o"),
+            (top.join("src"), "gen/inner/t.c"),
+        ] {
+            let want = git_files(&start, &home);
+            assert!(want.contains(tracked.as_bytes()), "{}", show_set(&want));
+            for threads in ["1", "0", "3"] {
+                assert_eq!(
+                    show_set(&ftw_files(&start, &home, threads)),
+                    show_set(&want),
+                    "index v{version}, from {}, -j{threads}",
+                    start.display()
+                );
+            }
+        }
+    }
+}
+
+/// Generated repositories (as for [`ignore_rules_list_what_git_lists`]) with a third of
+/// their files tracked, ignored or not (`git add -f`), some indexes of version 4.
+#[test]
+fn generated_repositories_with_tracked_files_list_what_git_lists() {
+    compare_with_git(&|root, home, seed| {
+        if !make_repo(root, home, seed) {
+            return false;
+        }
+        let mut rng = Rng(seed.wrapping_mul(0x5851_f42d_4c95_7f2d) | 1);
+        let mut files = Vec::new();
+        let mut dirs = vec![root.to_path_buf()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.file_name() == Some(".git".as_ref()) {
+                    continue;
+                }
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if rng.chance(33) {
+                    files.push(p.strip_prefix(root).unwrap().to_owned());
+                }
+            }
+        }
+        let added = git(root, home)
+            .args(["add", "-f", "--"])
+            .args(&files)
+            .status()
+            .is_ok_and(|s| s.success());
+        let version = if seed % 2 == 0 { "4" } else { "2" };
+        added
+            && git(root, home)
+                .args(["update-index", "--index-version", version])
+                .status()
+                .is_ok_and(|s| s.success())
+    });
+}
+
+/// git's excludes file as git finds it: `core.excludesFile` from the repository's
+/// `.git/config` (absolute, relative to the top, `~/`), from `GIT_CONFIG_GLOBAL` (and
+/// then not from `~/.gitconfig`), from the system's file unless `GIT_CONFIG_NOSYSTEM`;
+/// by default `$XDG_CONFIG_HOME/git/ignore`, or `~/.config/git/ignore` without it; and
+/// `core.ignoreCase`. Each against git with the same environment, from the top and a
+/// subdirectory, serially and in parallel.
+#[test]
+fn excludes_file_and_ignore_case_are_read_as_git_reads_them() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (top, home) = (tmp.path().join("repo"), tmp.path().join("home"));
+    let xdg = tmp.path().join("xdg");
+    let etc = tmp.path().join("etc");
+    for d in [&top, &home.join(".config/git"), &xdg.join("git"), &etc] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let ok = |args: &[&str]| {
+        git(&top, &home)
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !ok(&["init", "-q"]) {
+        eprintln!("skipped: git init failed");
+        return;
+    }
+    let exts = [
+        "cfg", "rel", "tilde", "home", "xdg", "global", "user", "sys", "log",
+    ];
+    for dir in ["", "sub/"] {
+        std::fs::create_dir_all(top.join(dir)).unwrap();
+        for ext in exts {
+            std::fs::write(top.join(format!("{dir}a.{ext}")), "").unwrap();
+        }
+        std::fs::write(top.join(format!("{dir}B.LOG")), "").unwrap();
+        std::fs::create_dir_all(top.join(format!("{dir}Build"))).unwrap();
+        std::fs::write(top.join(format!("{dir}Build/x")), "").unwrap();
+    }
+    let rules = |name: &str, ext: &str| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, format!("*.{ext}\n")).unwrap();
+        p.to_str().unwrap().to_owned()
+    };
+    std::fs::write(home.join(".config/git/ignore"), "*.home\n").unwrap();
+    std::fs::write(xdg.join("git/ignore"), "*.xdg\n").unwrap();
+    std::fs::write(top.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+    std::fs::write(home.join("tilde-rules"), "*.tilde\n").unwrap();
+    std::fs::write(top.join("rel-rules"), "*.rel\n").unwrap();
+    let global = tmp.path().join("global-config");
+    std::fs::write(
+        &global,
+        format!("[core]\n\texcludesFile = {}\n", rules("g", "global")),
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".gitconfig"),
+        format!("[core]\n\texcludesfile = {}\n", rules("u", "user")),
+    )
+    .unwrap();
+    let system = etc.join("gitconfig");
+    std::fs::write(
+        &system,
+        format!("[core]\n\texcludesFile = {}\n", rules("s", "sys")),
+    )
+    .unwrap();
+    let (global, system) = (global.to_str().unwrap(), system.to_str().unwrap());
+    let xdg = xdg.to_str().unwrap();
+
+    // (what is set, the environment, the repository's config lines)
+    let cases: Vec<(&str, Env<'_>, String)> = vec![
+        ("~/.gitconfig", vec![], String::new()),
+        (
+            "no user's config: ~/.config/git/ignore",
+            vec![
+                ("XDG_CONFIG_HOME", None),
+                ("GIT_CONFIG_GLOBAL", Some("/dev/null")),
+            ],
+            String::new(),
+        ),
+        (
+            "no user's config: $XDG_CONFIG_HOME/git/ignore",
+            vec![
+                ("XDG_CONFIG_HOME", Some(xdg)),
+                ("GIT_CONFIG_GLOBAL", Some("/dev/null")),
+            ],
+            String::new(),
+        ),
+        (
+            "GIT_CONFIG_GLOBAL",
+            vec![("GIT_CONFIG_GLOBAL", Some(global))],
+            String::new(),
+        ),
+        (
+            "the system's",
+            vec![
+                ("GIT_CONFIG_NOSYSTEM", None),
+                ("GIT_CONFIG_SYSTEM", Some(system)),
+                ("GIT_CONFIG_GLOBAL", Some("/dev/null")),
+            ],
+            String::new(),
+        ),
+        (
+            "GIT_CONFIG_NOSYSTEM",
+            vec![
+                ("GIT_CONFIG_NOSYSTEM", Some("1")),
+                ("GIT_CONFIG_SYSTEM", Some(system)),
+                ("GIT_CONFIG_GLOBAL", Some("/dev/null")),
+            ],
+            String::new(),
+        ),
+        (
+            "the repository's",
+            vec![],
+            format!("[core]\n\texcludesFile = {}\n", rules("c", "cfg")),
+        ),
+        (
+            "relative to the top",
+            vec![],
+            "[core]\n\texcludesFile = rel-rules\n".to_owned(),
+        ),
+        (
+            "~/ in the repository's",
+            vec![],
+            "[core]\n\texcludesFile = \"~/tilde-rules\" # home\n".to_owned(),
+        ),
+        (
+            "core.ignoreCase",
+            vec![],
+            "[core]\n\tignoreCase = true\n".to_owned(),
+        ),
+    ];
+    let config = top.join(".git/config");
+    let base_config = std::fs::read_to_string(&config).unwrap();
+    // ~/.gitconfig's file while nothing else is set.
+    let plain = git_files(&top, &home);
+    assert!(!plain.contains(&b"a.user"[..]), "{}", show_set(&plain));
+    for (what, env, repo_config) in &cases {
+        std::fs::write(&config, format!("{base_config}{repo_config}")).unwrap();
+        for start in [top.clone(), top.join("sub")] {
+            let want = git_files_env(&start, &home, env);
+            if what != &"~/.gitconfig" {
+                assert_ne!(want, plain, "{what}: git saw no difference");
+            }
+            for threads in ["1", "0", "3"] {
+                assert_eq!(
+                    show_set(&ftw_files_env(&start, &home, threads, env)),
+                    show_set(&want),
+                    "{what}, from {}, -j{threads}",
+                    start.display()
+                );
+            }
+        }
     }
 }

@@ -3,13 +3,16 @@
 //!
 //! See [`Ignore`] for which files count and how.
 
+use super::git_config::GitConfig;
+use super::git_index::Index;
 use super::matcher::{Matcher, Subject, Verdict};
 use crate::sys::Dir;
 use crate::walk::{DirEvent, Entry};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What an [`Ignore`] honours.
 #[derive(Clone, Debug)]
@@ -74,14 +77,29 @@ pub struct IgnoreError {
 /// `.ignore`, and inside a git work tree `.gitignore`; a deeper directory's rules come
 /// before its parent's. Then, for a work tree, the `.gitignore` files of the
 /// directories between its top and the walk's root, `.git/info/exclude`, and git's
-/// global excludes file (`core.excludesFile`); last, files given by the caller
-/// ([`IgnoreOptions::ignore_file`]), relative to the roots. In a work tree nested in the
-/// walk (a directory holding `.git`), only its own git rules count, as git sees it: its
-/// `.gitignore` files and `.git/info/exclude`, not those of the tree around it
-/// (`.ignore` and `.ftwignore` files still do). A `.git` file (a submodule's, `gitdir:
-/// PATH`) makes a work tree's top too, its `info/exclude` read from PATH. Whether a
-/// directory holds an ignore file is read from its listing, so a directory without any
-/// costs nothing.
+/// excludes file (`core.excludesFile`, from git's configuration files as git reads
+/// them, the repository's `.git/config` last; by default `$XDG_CONFIG_HOME/git/ignore`
+/// or `~/.config/git/ignore`); last, files given by the caller
+/// ([`IgnoreOptions::ignore_file`]), relative to the roots. With `core.ignoreCase`, the
+/// rules match without regard to case.
+///
+/// As `git ls-files --cached --others --exclude-standard` lists a work tree:
+///
+/// - a file git tracks is kept even where a rule ignores it, and an ignored directory
+///   is entered where git tracks paths below it, for those paths only (the index,
+///   `.git/index`, is read the first time a rule ignores something, once per
+///   repository, and only its paths);
+/// - a git repository nested in the work tree (a directory holding a `.git` that is a
+///   repository, a submodule's included) is kept but not entered: it is one entry, as
+///   git shows it;
+/// - `.git` itself is left out.
+///
+/// A root outside any work tree (with repositories below it) walks each repository it
+/// meets as a work tree of its own: only its own git rules count in it (its
+/// `.gitignore` files and `info/exclude`), not those around it (`.ignore` and
+/// `.ftwignore` files still do). A `.git` file (a submodule's, `gitdir: PATH`) makes a
+/// work tree's top too, its `info/exclude` read from PATH. Whether a directory holds an
+/// ignore file is read from its listing, so a directory without any costs nothing.
 ///
 /// An ignore file is compiled once per content (the same rules in many directories
 /// share one matcher, which takes paths relative to its file's directory); a file of
@@ -131,17 +149,25 @@ pub struct IgnoreError {
 #[derive(Debug)]
 pub struct Ignore {
     opts: IgnoreOptions,
-    global: Option<Matcher>,
+    /// git's settings from the system's and the user's files.
+    config: GitConfig,
+    /// The excludes file of those settings: for rules outside any work tree (when
+    /// `.gitignore` files count there too).
+    global: Option<Arc<Matcher>>,
     /// Ignore files compiled so far, by their content: the same rules in many
     /// directories are compiled once (a matcher takes paths relative to its file's
     /// directory, so one serves them all).
     cache: Mutex<Cache>,
 }
 
+/// Matchers by the content of their file (`None`: it holds no rule).
+type Compiled = FxHashMap<Box<[u8]>, Option<Arc<Matcher>>>;
+
 /// Compiled ignore files by content, up to [`Cache::MAX_BYTES`] of content in all.
 #[derive(Debug, Default)]
 struct Cache {
-    compiled: FxHashMap<Box<[u8]>, Option<Arc<Matcher>>>,
+    /// Matched with regard to case, and without (`core.ignoreCase`).
+    compiled: [Compiled; 2],
     bytes: usize,
 }
 
@@ -164,15 +190,99 @@ pub struct Rules {
     chain: Vec<Link>,
     /// The nearest ancestor that holds this directory's chain, when it adds nothing.
     same_as: Option<Arc<Rules>>,
-    /// Where the innermost work tree nested in the walk above the entries starts in
-    /// their paths, if any: git's rules from above it no longer count.
+    /// Where the innermost work tree found below the walk's root (outside any work
+    /// tree) above the entries starts in their paths, if any: git's rules from above it
+    /// no longer count.
     nested: Option<usize>,
+    /// The git repository whose work tree holds the entries, if any.
+    repo: Option<Arc<Repo>>,
+    /// Which entries are kept whatever the rules say, or not looked at.
+    only: Only,
     /// The work tree's rules above the walk's root, if the root is in one.
     tree: Option<Arc<Tree>>,
     /// Whether `.gitignore` files count here.
     git: bool,
     /// Whether any matcher is in the chain (else only the hidden rule applies).
     any: bool,
+}
+
+/// Which of a directory's entries its rules decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Only {
+    /// All: the rules decide (and the index, of those they ignore).
+    Rules,
+    /// An ignored directory entered for the paths git tracks below it: those alone.
+    Tracked,
+    /// A repository nested in the work tree: none (it is one entry, as git shows it).
+    Nothing,
+}
+
+/// A git repository whose work tree the walk is in.
+#[derive(Debug)]
+struct Repo {
+    git_dir: PathBuf,
+    /// Its excludes file (`core.excludesFile`), compiled.
+    excludes: Option<Arc<Matcher>>,
+    /// `core.ignoreCase`.
+    icase: bool,
+    /// The length of its object ids (20, or 32 for SHA-256).
+    hash_len: usize,
+    /// An entry's path relative to the work tree's top is `prefix` followed by the
+    /// entry's path from `rel_start` on.
+    prefix: Vec<u8>,
+    rel_start: usize,
+    /// The index file to read (`GIT_INDEX_FILE` for the root's repository).
+    index_file: PathBuf,
+    /// The index's paths, read the first time a rule ignores an entry.
+    index: OnceLock<Option<Index>>,
+    /// The paths (as the walk makes them) of the ignored directories kept for what git
+    /// tracks below them, until they are entered.
+    tracked_dirs: Mutex<FxHashSet<Box<[u8]>>>,
+    any_tracked_dir: AtomicBool,
+}
+
+impl Repo {
+    fn index(&self) -> Option<&Index> {
+        self.index
+            .get_or_init(|| Index::read(&self.index_file, self.hash_len))
+            .as_ref()
+    }
+
+    /// Whether the ignored entry `e` is kept for git's index: tracked, or a directory
+    /// with tracked paths below it (it is then noted, to be entered for them alone).
+    /// `scratch` holds the entry's path.
+    fn tracks(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        let Some(index) = self.index() else {
+            return false;
+        };
+        scratch.clear();
+        e.write_path(scratch);
+        let end = scratch.len();
+        scratch.extend_from_slice(&self.prefix);
+        scratch.extend_from_within(self.rel_start.min(end)..end);
+        let rel = &scratch[end..];
+        if index.contains(rel) {
+            return true;
+        }
+        if e.is_dir() && index.has_below(rel) {
+            let mut dirs = self.tracked_dirs.lock().unwrap_or_else(|e| e.into_inner());
+            dirs.insert(scratch[..end].into());
+            self.any_tracked_dir.store(true, Ordering::Release);
+            return true;
+        }
+        false
+    }
+
+    /// Whether the directory at `path`, being entered, was kept for the paths git
+    /// tracks below it.
+    fn take_tracked_dir(&self, path: &[u8]) -> bool {
+        self.any_tracked_dir.load(Ordering::Acquire)
+            && self
+                .tracked_dirs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(path)
+    }
 }
 
 /// One ignore file in a [`Rules`] chain.
@@ -193,9 +303,6 @@ struct Tree {
     above: Vec<(Matcher, Vec<u8>, bool)>,
     /// Where paths below the root start in an entry's path.
     root_rel_start: usize,
-    /// The root's path relative to the top of the work tree holding it (for git's
-    /// global excludes file, whose rules are relative to the top).
-    top_prefix: Vec<u8>,
 }
 
 impl Rules {
@@ -211,17 +318,47 @@ impl Rules {
 impl Ignore {
     /// Rules for walks, with git's global excludes file read now.
     pub fn new(opts: IgnoreOptions) -> Ignore {
-        let global = if opts.files {
-            ::ignore::gitignore::gitconfig_excludes_path()
-                .filter(|p| p.is_file())
-                .and_then(|p| compile_path(&p).ok().flatten())
+        let config = if opts.files {
+            GitConfig::user()
+        } else {
+            GitConfig::default()
+        };
+        // Only outside work trees, where .gitignore files count only when asked to.
+        let global = if opts.files && !opts.require_git {
+            compile_excludes(&config.with_repo(None), None)
         } else {
             None
         };
         Ignore {
             opts,
+            config,
             global,
             cache: Mutex::default(),
+        }
+    }
+
+    /// The repository whose git directory is `git_dir` and work tree's top `top`, its
+    /// entries' paths relative to the top made as [`Repo::prefix`] says.
+    fn repo(
+        &self,
+        git_dir: PathBuf,
+        top: &Path,
+        prefix: Vec<u8>,
+        rel_start: usize,
+        index_file: Option<PathBuf>,
+    ) -> Repo {
+        let config = self.config.with_repo(Some(&git_dir));
+        Repo {
+            excludes: compile_excludes(&config, Some(top)),
+            icase: config.ignore_case,
+            hash_len: if config.sha256 { 32 } else { 20 },
+            prefix,
+            rel_start,
+            index_file: index_file.unwrap_or_else(|| git_dir.join("index")),
+            git_dir,
+            index: OnceLock::new(),
+            tracked_dirs: Mutex::default(),
+            any_tracked_dir: AtomicBool::new(false),
         }
     }
 
@@ -236,39 +373,61 @@ impl Ignore {
     ) -> Arc<Rules> {
         let path = d.path();
         let rel_start = path.len() + usize::from(!path.ends_with(b"/"));
-        let (tree, mut git) = match parent {
-            Some(p) => (p.tree.clone(), p.git),
+        let (tree, mut git, mut repo) = match parent {
+            Some(p) => (p.tree.clone(), p.git, p.repo.clone()),
             None => {
-                let (tree, git) = self.root_tree(path, rel_start, errors);
-                (Some(Arc::new(tree)), git)
+                let (tree, git, repo) = self.root_tree(path, rel_start, errors);
+                (Some(Arc::new(tree)), git, repo.map(Arc::new))
             }
         };
         // A work tree's top (or a nested one) turns .gitignore files on below it.
         let has_git = self.opts.files && d.has_entry(b".git") == Some(true);
-        git |= has_git;
-        // A work tree nested in the walk: git's rules from around it do not count in it;
-        // its own info/exclude does.
-        let nested_top = (has_git && parent.is_some()).then(|| {
-            let dir = d.dir()?;
-            match dir.read_file_at(c".git") {
-                // A file: `gitdir: PATH` (a submodule's, or a worktree's), PATH relative
-                // to the directory.
-                Ok(link) => {
-                    let gitdir = git_dir_of_link(&link)?;
-                    let exclude = crate::walk::bytes_to_path(path.to_vec())
-                        .join(gitdir)
-                        .join("info/exclude");
-                    compile_path(&exclude).ok().flatten().map(Arc::new)
-                }
-                // A directory (or none readable): its info/exclude, if any.
-                Err(_) => self
-                    .compile_at(dir, c".git/info/exclude")
-                    .unwrap_or_default(),
+        if let Some(p) = parent {
+            // A repository nested in the work tree: one entry, not entered, as git sees
+            // it. Below an ignored directory entered for what git tracks there: that
+            // alone.
+            let nested = has_git
+                && p.repo.is_some()
+                && is_repository(&crate::walk::bytes_to_path(path.to_vec()).join(".git"));
+            let taken = !nested && p.repo.as_ref().is_some_and(|r| r.take_tracked_dir(path));
+            let only = if nested {
+                Some(Only::Nothing)
+            } else if taken || p.only == Only::Tracked {
+                Some(Only::Tracked)
+            } else {
+                None
+            };
+            if let Some(only) = only {
+                return Arc::new(Rules {
+                    chain: Vec::new(),
+                    same_as: None,
+                    nested: p.nested,
+                    repo,
+                    only,
+                    tree,
+                    git,
+                    any: false,
+                });
             }
+        }
+        git |= has_git;
+        // A work tree met below a root outside any: git's rules from around it do not
+        // count in it; its own info/exclude does.
+        let new_top = has_git && parent.is_some_and(|p| p.repo.is_none());
+        let nested_top = new_top.then(|| {
+            let top = crate::walk::bytes_to_path(path.to_vec());
+            let r = self.repo(git_dir(&top), &top, Vec::new(), rel_start, None);
+            let exclude = compile_path(&r.git_dir.join("info/exclude"), r.icase)
+                .ok()
+                .flatten()
+                .map(Arc::new);
+            repo = Some(Arc::new(r));
+            exclude
         });
         if !self.opts.require_git {
             git = true;
         }
+        let icase = repo.as_ref().is_some_and(|r| r.icase);
         let mut own = Vec::new();
         if self.opts.files {
             let names: [(&CStr, bool); 3] = [
@@ -281,7 +440,7 @@ impl Ignore {
                     continue;
                 }
                 let Some(dir) = d.dir() else { continue };
-                match self.compile_at(dir, name) {
+                match self.compile_at(dir, name, icase) {
                     Ok(Some(g)) => own.push((g, name == c".gitignore")),
                     Ok(None) => {}
                     Err(reason) => errors(IgnoreError {
@@ -324,14 +483,20 @@ impl Ignore {
         } else {
             parent.and_then(|p| p.nested)
         };
+        let excludes = match &repo {
+            Some(r) => r.excludes.is_some(),
+            None => git && self.global.is_some(),
+        };
         let any = !chain.is_empty()
             || same_as.as_ref().is_some_and(|r| !r.chain.is_empty())
             || tree.as_ref().is_some_and(|t| !t.above.is_empty())
-            || self.global.is_some() && git;
+            || excludes;
         Arc::new(Rules {
             chain,
             same_as,
             nested,
+            repo,
+            only: Only::Rules,
             tree,
             git,
             any,
@@ -340,19 +505,20 @@ impl Ignore {
 
     /// The rules from above a root: the work tree holding it (its `.gitignore`,
     /// `.ignore` and `.ftwignore` files down to the root's parent, and
-    /// `.git/info/exclude`), then the caller's files.
+    /// `.git/info/exclude`), then the caller's files; whether `.gitignore` files count,
+    /// and the repository, if the root is in a work tree.
     fn root_tree(
         &self,
         root: &[u8],
         rel_start: usize,
         errors: &mut dyn FnMut(IgnoreError),
-    ) -> (Tree, bool) {
+    ) -> (Tree, bool, Option<Repo>) {
         let mut tree = Tree {
             above: Vec::new(),
             root_rel_start: rel_start,
-            top_prefix: Vec::new(),
         };
         let mut git = false;
+        let mut repo = None;
         let root_path = crate::walk::bytes_to_path(root.to_vec());
         if self.opts.files {
             // `chain`: the root's ancestors, nearest first, each with the root's path
@@ -360,6 +526,13 @@ impl Ignore {
             // file system's root.
             let (top, chain) = ancestors(&root_path);
             git = top.is_some();
+            repo = top.map(|(top, top_prefix)| {
+                let index_file = std::env::var_os("GIT_INDEX_FILE")
+                    .filter(|f| !f.is_empty())
+                    .map(PathBuf::from);
+                self.repo(git_dir(&top), &top, top_prefix, rel_start, index_file)
+            });
+            let icase = repo.as_ref().is_some_and(|r| r.icase);
             let gitignore = git || !self.opts.require_git;
             for (dir, prefix) in &chain {
                 for (name, wanted, is_git) in [
@@ -369,7 +542,7 @@ impl Ignore {
                 ] {
                     let file = dir.join(name);
                     if wanted && file.is_file() {
-                        match compile_path(&file) {
+                        match compile_path(&file, icase) {
                             Ok(None) => {}
                             Ok(Some(g)) => tree.above.push((g, prefix.clone(), is_git)),
                             Err(reason) => errors(IgnoreError { path: file, reason }),
@@ -377,19 +550,18 @@ impl Ignore {
                     }
                 }
             }
-            if let Some((top, top_prefix)) = top {
-                let exclude = git_dir(&top).join("info/exclude");
+            if let Some(r) = &repo {
+                let exclude = r.git_dir.join("info/exclude");
                 if exclude.is_file() {
                     // git init's, all comments, costs nothing per entry.
-                    if let Ok(Some(g)) = compile_path(&exclude) {
-                        tree.above.push((g, top_prefix.clone(), true));
+                    if let Ok(Some(g)) = compile_path(&exclude, icase) {
+                        tree.above.push((g, r.prefix.clone(), true));
                     }
                 }
-                tree.top_prefix = top_prefix;
             }
         }
         for file in &self.opts.extra {
-            match compile_path(file) {
+            match compile_path(file, false) {
                 Ok(None) => {}
                 Ok(Some(g)) => tree.above.push((g, Vec::new(), false)),
                 Err(reason) => errors(IgnoreError {
@@ -398,12 +570,17 @@ impl Ignore {
                 }),
             }
         }
-        (tree, git)
+        (tree, git, repo)
     }
 
     /// Whether `e`, an entry of the directory whose rules are `rules`, is ignored (an
     /// ignored directory is then best not opened). `scratch` holds the entry's path.
     pub fn is_ignored(&self, rules: &Rules, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        match rules.only {
+            Only::Rules => {}
+            Only::Nothing => return true,
+            Only::Tracked => return !rules.repo.as_ref().is_some_and(|r| r.tracks(e, scratch)),
+        }
         let name = e.name();
         if !self.opts.hidden && name.first() == Some(&b'.') {
             return true;
@@ -411,9 +588,16 @@ impl Ignore {
         if rules.git && self.opts.files && name == b".git" {
             return true;
         }
-        if !rules.any {
+        if !rules.any || !self.ruled_out(rules, e, scratch) {
             return false;
         }
+        // Ignored by a rule: kept all the same where git tracks it.
+        !rules.repo.as_ref().is_some_and(|r| r.tracks(e, scratch))
+    }
+
+    /// Whether the rules ignore `e` (see [`Ignore::is_ignored`]).
+    fn ruled_out(&self, rules: &Rules, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        let name = e.name();
         // The entry's path is written in `scratch` only when a rule needs it: a rule
         // of its own directory sees its name, and most ignore files have no rule
         // with a path of the length asked about.
@@ -458,7 +642,12 @@ impl Ignore {
         let Some(tree) = &rules.tree else {
             return false;
         };
-        if tree.above.is_empty() && (self.global.is_none() || !rules.git) {
+        let excludes = match &rules.repo {
+            Some(r) => r.excludes.as_deref(),
+            None if rules.git => self.global.as_deref(),
+            None => None,
+        };
+        if tree.above.is_empty() && excludes.is_none() {
             return false;
         }
         build(scratch);
@@ -475,15 +664,15 @@ impl Ignore {
                 Verdict::None => {}
             }
         }
-        if let (Some(g), true) = (&self.global, rules.git) {
-            // Relative to the top of the innermost work tree.
+        if let Some(g) = excludes {
+            // Relative to the top of the work tree.
             scratch.truncate(end);
-            match nested {
-                Some(start) => scratch.extend_from_within(start.min(end)..end),
-                None => {
-                    scratch.extend_from_slice(&tree.top_prefix);
-                    scratch.extend_from_within(below_root);
+            match &rules.repo {
+                Some(r) => {
+                    scratch.extend_from_slice(&r.prefix);
+                    scratch.extend_from_within(r.rel_start.min(end)..end);
                 }
+                None => scratch.extend_from_within(below_root),
             }
             if g.matched(&subject, Some(&scratch[end..]), true) == Verdict::Ignore {
                 return true;
@@ -562,7 +751,12 @@ fn relative_prefix(dir: &Path, path: &Path) -> Option<Vec<u8>> {
 impl Ignore {
     /// Compiles the ignore file `name` of `dir`, or finds it compiled already (the same
     /// content elsewhere); `None` if it holds no rule.
-    fn compile_at(&self, dir: &Dir, name: &CStr) -> Result<Option<Arc<Matcher>>, String> {
+    fn compile_at(
+        &self,
+        dir: &Dir,
+        name: &CStr,
+        icase: bool,
+    ) -> Result<Option<Arc<Matcher>>, String> {
         let bytes = match dir.read_file_at(name) {
             Ok(b) => b,
             // Gone since the listing, or a directory: nothing to honour (git says nothing
@@ -580,19 +774,18 @@ impl Ignore {
         let cacheable = bytes.len() <= Cache::MAX_FILE;
         if cacheable {
             let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(m) = cache.compiled.get(bytes.as_slice()) {
+            if let Some(m) = cache.compiled[usize::from(icase)].get(bytes.as_slice()) {
                 return Ok(m.clone());
             }
         }
         // Compiled outside the lock; another worker may compile the same content at the
         // same time, and the first one in is kept.
-        let m = Matcher::compile(&bytes, Path::new(""))?.map(Arc::new);
+        let m = Matcher::compile(&bytes, Path::new(""), icase)?.map(Arc::new);
         if cacheable {
             let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
             if cache.bytes + bytes.len() <= Cache::MAX_BYTES {
                 cache.bytes += bytes.len();
-                cache
-                    .compiled
+                cache.compiled[usize::from(icase)]
                     .entry(bytes.into())
                     .or_insert_with(|| m.clone());
             }
@@ -601,9 +794,44 @@ impl Ignore {
     }
 }
 
-fn compile_path(path: &Path) -> Result<Option<Matcher>, String> {
+fn compile_path(path: &Path, icase: bool) -> Result<Option<Matcher>, String> {
     let bytes = std::fs::read(path).map_err(|e| crate::walk::describe(&e))?;
-    Matcher::compile(&bytes, path)
+    Matcher::compile(&bytes, path, icase)
+}
+
+/// The excludes file that `config` names, compiled, if it holds rules (`top`: the work
+/// tree's top, which a relative path is relative to).
+fn compile_excludes(config: &GitConfig, top: Option<&Path>) -> Option<Arc<Matcher>> {
+    let path = config.excludes_path(top).filter(|p| p.is_file())?;
+    compile_path(&path, config.ignore_case)
+        .ok()
+        .flatten()
+        .map(Arc::new)
+}
+
+/// Whether `dot_git` (a directory's `.git`) makes the directory a repository, as git
+/// tells (`is_git_directory`): a git directory, or a file naming one (`gitdir: PATH`),
+/// with a `HEAD`, and `objects` and `refs` (in its common directory, for a worktree's).
+fn is_repository(dot_git: &Path) -> bool {
+    let dir = match std::fs::read(dot_git) {
+        Ok(link) => match (git_dir_of_link(&link), dot_git.parent()) {
+            (Some(d), Some(top)) => top.join(d),
+            _ => return false,
+        },
+        Err(_) => dot_git.to_path_buf(),
+    };
+    let head = std::fs::read(dir.join("HEAD")).unwrap_or_default();
+    let head = head.trim_ascii();
+    let valid_head =
+        head.starts_with(b"ref:") || head.len() >= 40 && head.iter().all(u8::is_ascii_hexdigit);
+    if !valid_head {
+        return false;
+    }
+    let common = match std::fs::read(dir.join("commondir")) {
+        Ok(c) => dir.join(crate::walk::bytes_to_path(c.trim_ascii().to_vec())),
+        Err(_) => dir,
+    };
+    common.join("objects").is_dir() && common.join("refs").is_dir()
 }
 
 #[cfg(test)]
@@ -612,7 +840,7 @@ mod tests {
 
     fn ignored(rules: &[u8], path: &str, is_dir: bool) -> bool {
         let name = path.rsplit('/').next().unwrap().as_bytes();
-        Matcher::compile(rules, Path::new(""))
+        Matcher::compile(rules, Path::new(""), false)
             .unwrap()
             .unwrap()
             .matched(&Subject::new(name, is_dir), Some(path.as_bytes()), true)

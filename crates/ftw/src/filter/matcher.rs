@@ -216,18 +216,20 @@ pub(super) enum Matcher {
 }
 
 impl Matcher {
-    /// Compiles gitignore lines; `from` names the file in the `ignore` crate's matcher.
-    /// `None` when the file holds no rule (comments, blank lines).
-    pub fn compile(bytes: &[u8], from: &Path) -> Result<Option<Matcher>, String> {
+    /// Compiles gitignore lines; `from` names the file in the `ignore` crate's matcher;
+    /// `icase`: matched without regard to case (git's `core.ignoreCase`). `None` when
+    /// the file holds no rule (comments, blank lines).
+    pub fn compile(bytes: &[u8], from: &Path, icase: bool) -> Result<Option<Matcher>, String> {
         // A byte order mark at the start is not part of the first rule (git skips it too).
         let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-        // A file that is not UTF-8 goes to the general matcher (which reads it lossily).
-        if let Ok(text) = std::str::from_utf8(bytes) {
+        // A file that is not UTF-8 goes to the general matcher (which reads it lossily),
+        // as do rules matched without regard to case.
+        if let (Ok(text), false) = (std::str::from_utf8(bytes), icase) {
             if let Some(s) = Simple::parse(text) {
                 return Ok((s.rules > 0).then_some(Matcher::Simple(s)));
             }
         }
-        let g = compile_full(bytes, from)?;
+        let g = compile_full(bytes, from, icase)?;
         Ok((!g.is_empty()).then_some(Matcher::Full(g)))
     }
 
@@ -261,8 +263,9 @@ impl Matcher {
 /// Compiles gitignore lines with the `ignore` crate. The matcher's root is `/`, so that
 /// no relative path given to it is ever taken as starting with its root: paths are made
 /// relative by the caller.
-pub(super) fn compile_full(bytes: &[u8], from: &Path) -> Result<Gitignore, String> {
+pub(super) fn compile_full(bytes: &[u8], from: &Path, icase: bool) -> Result<Gitignore, String> {
     let mut b = GitignoreBuilder::new("/");
+    b.case_insensitive(icase).map_err(|e| e.to_string())?;
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let text = String::from_utf8_lossy(bytes);
     for line in text.lines() {
@@ -288,7 +291,7 @@ mod tests {
     use super::*;
 
     fn full(rules: &str, rel: &str, is_dir: bool) -> Verdict {
-        let g = compile_full(rules.as_bytes(), Path::new("")).unwrap();
+        let g = compile_full(rules.as_bytes(), Path::new(""), false).unwrap();
         Matcher::Full(g).matched(
             &Subject::new(name_of(rel), is_dir),
             Some(rel.as_bytes()),
@@ -301,7 +304,7 @@ mod tests {
     }
 
     fn compiled(rules: &str, rel: &str, is_dir: bool) -> Verdict {
-        match Matcher::compile(rules.as_bytes(), Path::new("")).unwrap() {
+        match Matcher::compile(rules.as_bytes(), Path::new(""), false).unwrap() {
             None => Verdict::None,
             Some(m) => {
                 let s = Subject::new(name_of(rel), is_dir);
@@ -327,7 +330,7 @@ mod tests {
             "docs/api\n/a/b/\n*\n*~\n!/x\n",
         ];
         for s in simple {
-            let m = Matcher::compile(s.as_bytes(), Path::new("")).unwrap();
+            let m = Matcher::compile(s.as_bytes(), Path::new(""), false).unwrap();
             assert!(matches!(m, Some(Matcher::Simple(_))), "{s:?}");
         }
         let complex = [
@@ -344,11 +347,11 @@ mod tests {
             "*/x\n",
         ];
         for s in complex {
-            let m = Matcher::compile(s.as_bytes(), Path::new("")).unwrap();
+            let m = Matcher::compile(s.as_bytes(), Path::new(""), false).unwrap();
             assert!(matches!(m, Some(Matcher::Full(_))), "{s:?}");
         }
         assert!(
-            Matcher::compile(b"# only\n\n!\n/\n", Path::new(""))
+            Matcher::compile(b"# only\n\n!\n/\n", Path::new(""), false)
                 .unwrap()
                 .is_none()
         );

@@ -36,6 +36,8 @@
 //! ```
 
 mod exclude;
+mod git_config;
+mod git_index;
 mod ignores;
 mod matcher;
 mod pattern;
