@@ -104,8 +104,11 @@ pub struct FilterArgs {
     excludes: Vec<String>,
 
     /// Honour ignore files with git's rules: .gitignore (inside a git work tree), the
-    /// work tree's .git/info/exclude, git's global excludes file, .ignore and
-    /// .ftwignore; '.git' itself is left out. Ignored directories are not opened.
+    /// work tree's .git/info/exclude, git's excludes file (core.excludesFile), .ignore
+    /// and .ftwignore; '.git' itself is left out. Ignored directories are not opened.
+    /// As 'git ls-files --cached --others --exclude-standard': files git tracks are
+    /// listed even where a rule ignores them, and a repository nested in the work tree
+    /// is listed but not entered.
     #[arg(long = "ignore")]
     ignore: bool,
 
