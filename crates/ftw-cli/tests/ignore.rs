@@ -311,7 +311,9 @@ fn compare_with_git(make: &dyn Fn(&Path, &Path, u64) -> bool) {
         }
         // From the top, and from each subdirectory of the top that git does not ignore
         // (rules above the root). A root named is listed even if a rule above it
-        // ignores it, as fd and ripgrep do; git lists nothing there.
+        // ignores it, as fd and ripgrep do; git lists nothing there but what it tracks
+        // (so the rules are asked with --no-index: check-ignore says nothing of a
+        // directory with tracked paths below it).
         let mut starts = vec![root.clone()];
         for e in std::fs::read_dir(&root).unwrap() {
             let p = e.unwrap().path();
