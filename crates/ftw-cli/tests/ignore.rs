@@ -875,3 +875,62 @@ fn excludes_file_and_ignore_case_are_read_as_git_reads_them() {
         }
     }
 }
+
+/// What the rules exclude is never opened, nor a nested repository's contents, nor what
+/// an ignored directory entered for its tracked files holds besides them: each such
+/// directory here is unreadable (mode 000) and ftw, run as a user whom that stops,
+/// reports nothing, serially, sorted with threads reading ahead, and in parallel.
+#[test]
+fn what_git_leaves_out_is_never_opened() {
+    if !have_git() {
+        return;
+    }
+    let place = Unprivileged::new("ftw-ignore-open");
+    let (top, home) = (place.root.clone(), place.tmp.path().join("home"));
+    std::fs::create_dir_all(home.join(".config/git")).unwrap();
+    let ok = |dir: &Path, args: &[&str]| {
+        git(dir, &home)
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    std::fs::create_dir_all(top.join("inner")).unwrap();
+    if !ok(&top, &["init", "-q"]) || !ok(&top.join("inner"), &["init", "-q"]) {
+        eprintln!("skipped: git init failed");
+        return;
+    }
+    std::fs::write(top.join(".gitignore"), "build/\ngen/\n").unwrap();
+    for d in ["build/sub", "gen/locked", "inner/secret", "src"] {
+        std::fs::create_dir_all(top.join(d)).unwrap();
+    }
+    for f in ["gen/keep.c", "gen/junk.c", "src/a.c", "inner/f"] {
+        std::fs::write(top.join(f), "").unwrap();
+    }
+    assert!(ok(&top, &["add", "-f", "gen/keep.c"]));
+    for d in ["build", "gen/locked", "inner/secret"] {
+        set_mode(&top.join(d), 0o000);
+    }
+    let want = git_files(&top, &home);
+    assert!(want.contains(&b"gen/keep.c"[..]) && want.contains(&b"inner"[..]));
+    for args in [&["-j1"][..], &["-j0"], &["-j3"], &["--sort", "-j4"]] {
+        let r = run(as_user(&place.bin)
+            .current_dir(&top)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["find", "-0", "--ignore", "-t", "f", "-t", "l"])
+            .args(args)
+            .arg("."));
+        if Unprivileged::cannot_switch(&r) {
+            eprintln!("skipped: cannot run as another user");
+            return;
+        }
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
+        let got: BTreeSet<Vec<u8>> = records(&r.stdout)
+            .into_iter()
+            .map(|p| p.strip_prefix(b"./").unwrap_or(&p).to_vec())
+            .collect();
+        let files: BTreeSet<Vec<u8>> = want.iter().filter(|p| p != &b"inner").cloned().collect();
+        assert_eq!(show_set(&got), show_set(&files), "{args:?}");
+    }
+}
