@@ -2,11 +2,15 @@
 //! directory is swapped for a link during the removal), removers racing each other, a
 //! directory that keeps filling, dry runs.
 
+use super::remover::REFILLS;
 use super::*;
+use crate::sys::FileType;
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 fn p(bytes: &[u8]) -> PathBuf {
     PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
