@@ -37,6 +37,7 @@
 mod options;
 mod path;
 mod policy;
+mod predict;
 mod remover;
 mod report;
 mod summary;

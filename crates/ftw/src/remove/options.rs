@@ -75,8 +75,11 @@ impl RemoveOptions {
         self
     }
 
-    /// Do not remove anything on another file system than the path's: a mount point
-    /// inside the tree is reported and left, with its ancestors.
+    /// Do not remove anything on another file system than the path's: a directory inside
+    /// the tree on another device, or the root of any mount (a bind mount of a directory
+    /// of the same file system too, which its device does not tell: Linux's `statx`
+    /// tells it, from 5.8 on), is reported and left, with its ancestors. The path itself
+    /// is emptied even if it is a mount point (whose own removal then fails, `EBUSY`).
     pub fn same_file_system(mut self, yes: bool) -> Self {
         self.same_file_system = yes;
         self
@@ -103,14 +106,29 @@ impl RemoveOptions {
         self
     }
 
-    /// Remove nothing: report what would be removed.
+    /// Remove nothing: report what would be removed, and as errors what the removal
+    /// would fail on, so that the [`Summary`] is the one the removal would give, errors
+    /// and all. The system is asked without anything being changed: for each directory,
+    /// whether this process may remove its entries (write and search permission, by
+    /// its effective ids; a read-only file system; an immutable or append-only
+    /// directory; with [`RemoveOptions::make_writable`], what that would change); for
+    /// each entry, its inode flags (immutable, append-only: one `statx` per entry, which
+    /// tells them), the sticky bit of its directory, and for a directory whether it is a
+    /// mount point (`EBUSY`). A directory that cannot be read is reported, as the
+    /// removal reports it unless it is empty, which cannot be seen from outside; with
+    /// [`RemoveOptions::make_writable`], one that the removal would give the permissions
+    /// it lacks is told as removed, without what it holds (which cannot be listed before
+    /// the change).
+    ///
+    /// [`Summary`]: super::Summary
     pub fn dry_run(mut self, yes: bool) -> Self {
         self.dry_run = yes;
         self
     }
 
-    /// Refuse the root directory, and a path ending in `.` or `..` (on by default; see
-    /// [`check_path`]).
+    /// Refuse the root directory, or what resolves to it (on by default; see
+    /// [`check_path`]). A path whose last component is `.` or `..` is refused whatever
+    /// this says, as POSIX asks of `rm`.
     ///
     /// [`check_path`]: super::check_path
     pub fn preserve_root(mut self, yes: bool) -> Self {
@@ -118,7 +136,8 @@ impl RemoveOptions {
         self
     }
 
-    /// A path that does not exist is no error (as with `rm -f`).
+    /// A path that does not exist is no error, nor one that leads through something
+    /// that is not a directory (`file/x`, `ENOTDIR`), as with `rm -f`.
     pub fn ignore_missing(mut self, yes: bool) -> Self {
         self.ignore_missing = yes;
         self

@@ -1,10 +1,11 @@
 //! The removal of one path given by the caller: checked, its parent opened, then
 //! unlinked, or walked by a [`Remover`] and removed.
 
-use super::policy::{Refusal, check_path, drive_relative, is_sep, trim_slashes};
+use super::policy::{Refusal, check_path, drive_relative, is_sep, names_dot, trim_slashes};
+use super::predict::{self, Room};
 use super::remover::{Gone, Remover, Shared, root_dev};
 use super::writable::{open_up, read_only, refused_by_mode};
-use crate::sys::{self, Dir, FileType, StatMask};
+use crate::sys::{self, Dir, FileType, Metadata, StatMask};
 use crate::walk::{Error, bytes_to_path};
 use std::ffi::CString;
 use std::io::{self, ErrorKind};
@@ -17,11 +18,22 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
     let opts = shared.opts;
     let given = crate::walk::path_to_bytes(path);
     let err = |e: io::Error| shared.error(Error::io(path.to_path_buf(), 0, e));
+    let refuse = |r: Refusal| err(io::Error::new(ErrorKind::InvalidInput, r));
+    // `.` and `..` whatever the options, as POSIX asks of rm; the root directory while
+    // it is preserved.
+    if names_dot(&given) {
+        return refuse(Refusal::Dot);
+    }
     if opts.preserve_root {
         if let Err(r) = check_path(path) {
-            return err(io::Error::new(ErrorKind::InvalidInput, r.to_string()));
+            return refuse(r);
         }
     }
+    // What `rm -f` says nothing of: a path that does not exist, or leads through
+    // something that is not a directory (`file/x`).
+    let missing = |e: &io::Error| {
+        opts.ignore_missing && matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+    };
     if given.is_empty() {
         // No such file (ENOENT, said as the system says it), as for rm: never the
         // current directory.
@@ -43,8 +55,8 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
         None if drive_relative(trimmed).is_some() => (&trimmed[..2], &trimmed[2..]),
         None => (b".", trimmed),
     };
-    if name.is_empty() || name == b"." || name == b".." {
-        // The root directory, `.` or `..`, allowed by the caller: what is inside them.
+    if name.is_empty() {
+        // The root directory, allowed by the caller: what is inside it.
         match Dir::open(path) {
             Ok(dir) => {
                 let dev = root_dev(shared, &dir);
@@ -77,30 +89,56 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
             "a NUL byte in the path",
         ));
     };
-    let parent_dir = match Dir::open(&bytes_to_path(parent.to_vec())) {
+    // Only searched, never read: a parent its user may write and search but not read
+    // (mode 0300) still has its entries removed, as rm removes them.
+    let parent_dir = match Dir::open_search_only(&bytes_to_path(parent.to_vec())) {
         Ok(d) => d,
-        Err(e) if e.kind() == ErrorKind::NotFound && opts.ignore_missing => return,
+        Err(e) if missing(&e) => return,
         Err(e) => return err(e),
     };
-    let meta = match parent_dir.stat_at(&c_name, StatMask::TYPE, false) {
+    let mask = if opts.dry_run {
+        predict::ASK
+    } else {
+        StatMask::TYPE
+    };
+    let meta = match parent_dir.stat_at(&c_name, mask, false) {
         Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::NotFound && opts.ignore_missing => return,
+        Err(e) if missing(&e) => return,
         Err(e) => return err(e),
     };
+    // In a dry run: whether the path's own removal would be refused (its parent is
+    // outside the tree, never made writable).
+    let foresee = |meta: Option<&Metadata>| Room::of(&parent_dir, false).removal(meta);
     let shown = &given[..trimmed.len()];
     match meta.file_type() {
         FileType::Dir => {}
         FileType::Symlink if slash => {
-            return err(io::Error::new(
-                ErrorKind::InvalidInput,
-                "a symbolic link named with a trailing '/': not removing what it leads to \
-                 (name it without the '/' to remove the link itself)",
-            ));
+            // `link/` is what the link leads to: a directory outside the tree, refused;
+            // anything else is no directory (`ENOTDIR`), as the system says.
+            return match parent_dir.stat_at(&c_name, StatMask::TYPE, true) {
+                Ok(m) if m.file_type() == FileType::Dir => err(io::Error::new(
+                    ErrorKind::InvalidInput,
+                    "a symbolic link named with a trailing '/': not removing what it leads \
+                     to (name it without the '/' to remove the link itself)",
+                )),
+                Ok(_) if opts.ignore_missing => {}
+                Ok(_) => err(io::Error::from(ErrorKind::NotADirectory)),
+                Err(e) if missing(&e) => {}
+                Err(e) => err(e),
+            };
         }
-        _ if slash => return err(io::Error::from(ErrorKind::NotADirectory)),
+        _ if slash => {
+            if !opts.ignore_missing {
+                err(io::Error::from(ErrorKind::NotADirectory));
+            }
+            return;
+        }
         file_type => {
             if opts.dry_run {
-                return shared.removed(shown, file_type);
+                return match foresee(Some(&meta)) {
+                    Ok(()) => shared.removed(shown, file_type),
+                    Err(e) => err(read_only(e, parent)),
+                };
             }
             match parent_dir.unlink_at(&c_name) {
                 Ok(()) => shared.removed(shown, file_type),
@@ -124,8 +162,23 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
     let dir = match opened {
         Ok(d) => d,
         Err(e) if e.kind() == ErrorKind::NotFound && opts.ignore_missing => return,
+        // A dry run cannot read it: with --chmod, the removal would give it the
+        // permissions it lacks (then remove it, its contents not seen here); without,
+        // it is reported, as the removal reports it unless it is empty.
+        Err(e) if refused_by_mode(&e) && opts.dry_run => {
+            if !(opts.make_writable && predict::opened_up(&meta)) {
+                return err(predict::unreadable(&e));
+            }
+            return match foresee(Some(&meta)) {
+                Ok(()) => {
+                    shared.not_read(shown);
+                    shared.removed(shown, FileType::Dir);
+                }
+                Err(e) => err(read_only(e, parent)),
+            };
+        }
         // A PATH that cannot be read may be empty: then removed, as `rm -rf` does.
-        Err(e) if refused_by_mode(&e) && !opts.dry_run => {
+        Err(e) if refused_by_mode(&e) => {
             return match parent_dir.remove_dir_at(&c_name) {
                 Ok(()) => shared.removed(shown, FileType::Dir),
                 Err(_) => err(e),
@@ -138,10 +191,7 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
         let root = sys::stat_path(Path::new("/"), StatMask::ID, true);
         if let (Ok(r), Ok(d)) = (root, dir.stat(StatMask::ID)) {
             if (r.dev, r.ino) == (d.dev, d.ino) {
-                return err(io::Error::new(
-                    ErrorKind::InvalidInput,
-                    Refusal::Root.to_string(),
-                ));
+                return refuse(Refusal::Root);
             }
         }
     }
@@ -151,7 +201,10 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
         return;
     }
     if opts.dry_run {
-        return shared.removed(shown, FileType::Dir);
+        return match foresee(Some(&meta)) {
+            Ok(()) => shared.removed(shown, FileType::Dir),
+            Err(e) => err(read_only(e, parent)),
+        };
     }
     // The path's parent is outside the tree: never made writable.
     let unused = AtomicBool::new(false);
@@ -164,7 +217,8 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
     }
 }
 
-/// The path of a root that has no name of its own (`/`, `.`, `..`), as it is shown.
+/// The path of the root directory (`/`, `//`; on Windows a drive's, `C:\`), as it is
+/// shown.
 fn trimmed_or_root(given: &[u8]) -> &[u8] {
     match trim_slashes(given) {
         b"" => b"/",

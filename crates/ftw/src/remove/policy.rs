@@ -5,28 +5,53 @@ use crate::sys::{self, FileType, StatMask};
 use std::fmt;
 use std::path::Path;
 
-/// Why a path is refused by [`check_path`].
+/// Why a path is refused by [`check_path`], and by a removal: the inner error of the
+/// [`std::io::Error`] (kind `InvalidInput`) that reports the path, so that a front end
+/// can tell a refusal from a failure ([`std::io::Error::get_ref`]).
+///
+/// ```
+/// use ftw::remove::Refusal;
+/// let summary = ftw::remove_tree("a/..", &ftw::RemoveOptions::new().preserve_root(false));
+/// let err = summary.errors[0].io_error();
+/// let refusal = err.get_ref().and_then(|e| e.downcast_ref::<Refusal>());
+/// assert_eq!(refusal, Some(&Refusal::Dot));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// The path is the root directory (or resolves to it).
+    /// The path is the root directory (or resolves to it): refused while the root is
+    /// preserved ([`RemoveOptions::preserve_root`](super::RemoveOptions::preserve_root)).
     Root,
-    /// The path's last component is `.` or `..`.
+    /// The path's last component is `.` or `..` (trailing slashes aside): refused
+    /// always, as POSIX asks of `rm`.
     Dot,
 }
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Refusal::Root => "it is the root directory",
-            Refusal::Dot => "refusing to remove '.' or '..'",
+            Refusal::Root => "refusing to remove the root directory",
+            Refusal::Dot => "refusing to remove '.' or '..' directory",
         })
     }
 }
 
+impl std::error::Error for Refusal {}
+
+/// Whether `path` names `.` or `..`: its last component, trailing separators aside, is
+/// one of them (`.`, `..`, `x/..`, `./.`, `x/./`); on Windows, a drive alone (`X:`, that
+/// drive's current directory) too.
+pub(super) fn names_dot(path: &[u8]) -> bool {
+    let trimmed = trim_slashes(path);
+    let last = trimmed.rsplit(|&b| is_sep(b)).next().unwrap_or(b"");
+    (!trimmed.is_empty() && (last == b"." || last == b".."))
+        || drive_relative(path).is_some_and(|rest| rest.is_empty())
+}
+
 /// Whether `path` may be removed while the root is preserved: not the root directory
-/// (`/`, `//`, `/..`, or anything that resolves to it, such as a bind mount of it; a
-/// symbolic link to it is only a link, removable), and not a path whose last component
-/// is `.` or `..`.
+/// (`/`, `//`, or anything that resolves to it, such as a bind mount of it; a symbolic
+/// link to it is only a link, removable), and not a path whose last component is `.`
+/// or `..` (`/..` too). A removal refuses the root only with
+/// [`RemoveOptions::preserve_root`], and `.` and `..` whatever the options.
 ///
 /// # Errors
 ///
@@ -41,16 +66,18 @@ impl fmt::Display for Refusal {
 /// assert_eq!(check_path("."), Err(Refusal::Dot));
 /// assert_eq!(check_path("a/.."), Err(Refusal::Dot));
 /// assert_eq!(check_path("./"), Err(Refusal::Dot));
+/// assert_eq!(check_path("/.."), Err(Refusal::Dot));
 /// assert_eq!(check_path("/nonexistent/ftw-doc"), Ok(()));
 /// ```
+///
+/// [`RemoveOptions::preserve_root`]: super::RemoveOptions::preserve_root
 pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
     let bytes = crate::walk::path_to_bytes(path.as_ref());
     let trimmed = trim_slashes(&bytes);
     if trimmed.is_empty() && !bytes.is_empty() {
         return Err(Refusal::Root);
     }
-    let last = trimmed.rsplit(|&b| is_sep(b)).next().unwrap_or(b"");
-    if last == b"." || last == b".." {
+    if names_dot(&bytes) {
         return Err(Refusal::Dot);
     }
     // On Windows every drive (`D:\`) and share (`\\server\share\`) has a root, and
@@ -58,10 +85,6 @@ pub fn check_path<P: AsRef<Path>>(path: P) -> Result<(), Refusal> {
     #[cfg(windows)]
     if path.as_ref().has_root() && path.as_ref().parent().is_none() {
         return Err(Refusal::Root);
-    }
-    // `X:` alone is drive X's current directory: `.` there.
-    if drive_relative(&bytes).is_some_and(|rest| rest.is_empty()) {
-        return Err(Refusal::Dot);
     }
     // Without a trailing slash, a link is only a link; with one, what it leads to.
     let root = sys::stat_path(Path::new("/"), StatMask::ID, true);

@@ -4,16 +4,17 @@
 
 use super::options::RemoveOptions;
 use super::policy::{is_sep, trim_slashes};
+use super::predict::{self, Room};
 use super::report::Progress;
 use super::summary::{KEPT_ERRORS, Summary};
 use super::writable::{open_up, read_only, refused_by_mode};
-use crate::sys::{self, Dir, FileType, StatMask};
+use crate::sys::{self, Dir, FileType, Metadata, StatMask};
 use crate::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder, bytes_to_path};
 use std::ffi::{CStr, CString};
 use std::io::{self, ErrorKind};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// How many times a directory that keeps filling while it is removed is read again
 /// before it is reported.
@@ -83,6 +84,16 @@ impl<'a> Shared<'a> {
 
     fn wants_paths(&self) -> bool {
         self.opts.report.as_ref().is_some_and(|r| r.wants_paths())
+    }
+
+    /// In a dry run: the directory `path` would be given the permissions it lacks, and
+    /// is told as removed without what it holds (see [`Report::not_read`]).
+    ///
+    /// [`Report::not_read`]: super::Report::not_read
+    pub(super) fn not_read(&self, path: &[u8]) {
+        if let Some(r) = &self.opts.report {
+            r.not_read(path);
+        }
     }
 
     pub(super) fn removed(&self, path: &[u8], file_type: FileType) {
@@ -183,6 +194,9 @@ pub(super) struct DirState {
     /// another user's), with the error: removed when it is left if they are empty, as
     /// `rm -rf` does (`rmdir` asks only this directory's permission), else reported.
     unreadable: Mutex<Vec<(CString, Error)>>,
+    /// In a dry run, what this process may remove in it: asked of the system once, for
+    /// the first entry.
+    room: OnceLock<Room>,
 }
 
 /// The name an error's path ends with (the entry's own name in its directory).
@@ -314,6 +328,27 @@ impl<'s, 'a> Remover<'s, 'a> {
         }
     }
 
+    /// In a dry run: whether an entry of `dir` (whose state is `state`), of metadata
+    /// `meta` (asked with [`predict::ASK`]; `None` if that failed), would be removed,
+    /// asked of the system without removing anything.
+    fn foresee(
+        &self,
+        dir: &Dir,
+        state: Option<&DirState>,
+        meta: Option<&Metadata>,
+    ) -> io::Result<()> {
+        let make_writable = self.shared.opts.make_writable;
+        let asked;
+        let room = match state {
+            Some(s) => s.room.get_or_init(|| Room::of(dir, make_writable)),
+            None => {
+                asked = Room::of(dir, make_writable);
+                &asked
+            }
+        };
+        room.removal(meta)
+    }
+
     /// Unlinks the non-directory `name` of `dir`.
     fn unlink(&self, dir: &Dir, name: &CStr, inside: bool) -> io::Result<()> {
         match dir.unlink_at(name) {
@@ -407,6 +442,13 @@ impl Visitor for Remover<'_, '_> {
                 }
                 return Control::Continue;
             }
+            // A dry run cannot tell whether it is empty: it reports it, as a removal
+            // would unless it is.
+            Err(err) if refused_by_mode(err.io_error()) => {
+                let why = predict::unreadable(err.io_error());
+                self.fail(dir, Error::io(err.path().to_path_buf(), err.depth(), why));
+                return Control::Continue;
+            }
             Err(err) => {
                 self.fail(dir, err);
                 return Control::Continue;
@@ -442,6 +484,47 @@ impl Visitor for Remover<'_, '_> {
                     return Control::Skip;
                 }
             }
+            if opts.make_writable && opts.dry_run {
+                if let Ok(m) = d.stat_at(name, predict::ASK, false) {
+                    if predict::opened_up(&m) {
+                        // The removal would give it the permissions it lacks, then empty
+                        // it: what it holds cannot be listed before that.
+                        match self.foresee(d, dir, Some(&m)) {
+                            Ok(()) => {
+                                let path = e.path();
+                                self.shared.not_read(&crate::walk::path_to_bytes(&path));
+                                self.done_entry(e);
+                            }
+                            Err(err) => {
+                                let err = read_only(err, e.parent_path());
+                                self.fail(dir, Error::io(e.path(), e.depth(), err));
+                            }
+                        }
+                        return Control::Skip;
+                    }
+                }
+            }
+            return Control::Continue;
+        }
+        if opts.dry_run {
+            let mask = match opts.count_bytes {
+                true => predict::ASK | StatMask::SIZE,
+                false => predict::ASK,
+            };
+            let meta = d.stat_at(name, mask, false).ok();
+            match self.foresee(d, dir, meta.as_ref()) {
+                Ok(()) => {
+                    if let (true, Some(m)) = (opts.count_bytes, &meta) {
+                        let bytes = &self.shared.progress.bytes;
+                        bytes.fetch_add(m.size, Ordering::Relaxed);
+                    }
+                    self.done_entry(e);
+                }
+                Err(err) => {
+                    let err = read_only(err, e.parent_path());
+                    self.fail(dir, Error::io(e.path(), e.depth(), err));
+                }
+            }
             return Control::Continue;
         }
         if opts.count_bytes {
@@ -451,10 +534,6 @@ impl Visitor for Remover<'_, '_> {
                     .bytes
                     .fetch_add(m.size, Ordering::Relaxed);
             }
-        }
-        if opts.dry_run {
-            self.done_entry(e);
-            return Control::Continue;
         }
         match self.unlink(d, name, true) {
             Ok(()) => self.done_entry(e),
@@ -507,20 +586,27 @@ impl Visitor for Remover<'_, '_> {
             return;
         }
         let path = ev.path();
-        if self.shared.opts.dry_run {
-            self.done(path, FileType::Dir);
-            return;
-        }
         let (Some(pdir), Some(name)) = (ev.parent_dir(), ev.c_name()) else {
             let err = io::Error::other("no handle to its parent");
             self.fail(Some(parent), Error::io(ev.to_path_buf(), ev.depth(), err));
             return;
         };
+        let parent_path = &path[..path.len().saturating_sub(name.to_bytes().len())];
+        if self.shared.opts.dry_run {
+            let meta = pdir.stat_at(name, predict::ASK, false).ok();
+            match self.foresee(pdir, Some(parent), meta.as_ref()) {
+                Ok(()) => self.done(path, FileType::Dir),
+                Err(e) => {
+                    let e = read_only(e, trim_slashes(parent_path));
+                    self.fail(Some(parent), Error::io(ev.to_path_buf(), ev.depth(), e));
+                }
+            }
+            return;
+        }
         match self.remove_dir(pdir, name, path, true) {
             Ok(()) => self.done(path, FileType::Dir),
             Err(Gone::Reported) => parent.failed.store(true, Ordering::Relaxed),
             Err(Gone::Failed(e)) => {
-                let parent_path = &path[..path.len().saturating_sub(name.to_bytes().len())];
                 let e = read_only(e, trim_slashes(parent_path));
                 self.fail(Some(parent), Error::io(ev.to_path_buf(), ev.depth(), e))
             }

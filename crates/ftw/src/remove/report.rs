@@ -50,6 +50,16 @@ pub trait Report: Send + Sync {
     fn error(&self, error: Error) {
         let _ = error;
     }
+
+    /// In a dry run with [`RemoveOptions::make_writable`]: the directory `path`, which
+    /// cannot be read, would be given the permissions it lacks and then emptied; it is
+    /// told as removed, but what it holds could be neither listed nor checked (the
+    /// change that would let it be read is not made).
+    ///
+    /// [`RemoveOptions::make_writable`]: super::RemoveOptions::make_writable
+    fn not_read(&self, path: &[u8]) {
+        let _ = path;
+    }
 }
 
 /// Counts that a removal updates while it runs (in batches, not per entry), for a
