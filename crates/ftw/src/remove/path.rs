@@ -114,22 +114,21 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
         FileType::Dir => {}
         FileType::Symlink if slash => {
             // `link/` is what the link leads to: a directory outside the tree, refused;
-            // anything else is no directory (`ENOTDIR`), as the system says.
+            // anything else (a file, nothing, a loop) is no directory, as the system
+            // says of an unlink of `link/` (ENOTDIR, which rm -f ignores).
             return match parent_dir.stat_at(&c_name, StatMask::TYPE, true) {
                 Ok(m) if m.file_type() == FileType::Dir => err(io::Error::new(
                     ErrorKind::InvalidInput,
                     "a symbolic link named with a trailing '/': not removing what it leads \
                      to (name it without the '/' to remove the link itself)",
                 )),
-                Ok(_) if opts.ignore_missing => {}
-                Ok(_) => err(io::Error::from(ErrorKind::NotADirectory)),
-                Err(e) if missing(&e) => {}
-                Err(e) => err(e),
+                _ if opts.ignore_missing => {}
+                _ => err(not_a_directory()),
             };
         }
         _ if slash => {
             if !opts.ignore_missing {
-                err(io::Error::from(ErrorKind::NotADirectory));
+                err(not_a_directory());
             }
             return;
         }
@@ -215,6 +214,14 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
         Err(Gone::Reported) => {}
         Err(Gone::Failed(e)) => err(read_only(e, parent)),
     }
+}
+
+/// `ENOTDIR`, said as the system says it ("Not a directory") where it has the number.
+fn not_a_directory() -> io::Error {
+    #[cfg(unix)]
+    return io::Error::from_raw_os_error(20);
+    #[cfg(not(unix))]
+    io::Error::from(ErrorKind::NotADirectory)
 }
 
 /// The path of the root directory (`/`, `//`; on Windows a drive's, `C:\`), as it is
