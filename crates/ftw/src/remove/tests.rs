@@ -252,6 +252,7 @@ fn a_parent_that_can_be_searched_but_not_read_is_enough() {
 
 /// Sets (`+i`, `+a`) or clears an inode flag with chattr; false where the file system
 /// or the user cannot.
+#[cfg(all(target_os = "linux", not(ftw_portable)))]
 fn chattr(flag: &str, path: &Path) -> bool {
     std::process::Command::new("chattr")
         .arg(flag)
