@@ -28,8 +28,10 @@ link while ftw runs cannot lead it out of the tree.
 
 What cannot be removed is reported as 'ftw: PATH: reason' (the directories holding it
 are kept, without further messages) while the rest is removed; the exit status is then
-1. '/', and paths ending in '.' or '..', are refused (exit status 2, nothing removed)
-unless --no-preserve-root is given. ftw never prompts: -i and -I are refused.
+1. A PATH whose last component is '.' or '..' ('x/..', './') is refused always, as
+POSIX asks, and '/' (or what resolves to it) unless --no-preserve-root is given: the
+other PATHs are removed all the same, and the exit status is 1. ftw never prompts: -i,
+-I and --interactive (but --interactive=never) are refused.
 
 On a terminal, a progress line on standard error counts what is removed, and the
 paths printed (-v, -n) are escaped and coloured as 'ftw find' does.";
@@ -41,23 +43,29 @@ paths printed (-v, -n) are escaped and coloured as 'ftw find' does.";
 pub struct RmArgs {
     /// Files and trees to remove.
     // Read as OS strings, so that an empty one is rm's 'No such file or directory', not
-    // a usage error.
-    #[arg(value_name = "PATH", required = true, value_parser = clap::value_parser!(OsString))]
+    // a usage error. None with -f is nothing to do, as for rm -f (a script's empty list).
+    #[arg(value_name = "PATH", required_unless_present = "force",
+          value_parser = clap::value_parser!(OsString))]
     paths: Vec<OsString>,
 
     /// Accepted for rm's habits: ftw rm is always recursive.
     #[arg(short = 'r', short_alias = 'R', long = "recursive")]
     recursive: bool,
 
-    /// A PATH that does not exist is no error (ftw never prompts, with or without -f).
-    #[arg(short = 'f', long = "force")]
+    /// A PATH that does not exist, or leads through a file ('file/x'), is no error, and no
+    /// PATH is nothing to do (ftw never prompts, with or without -f).
+    // As rm's -f, it also cancels a prompting option given before it.
+    #[arg(short = 'f', long = "force",
+          overrides_with_all = ["interactive", "interactive_once", "interactive_when"])]
     force: bool,
 
     /// Print each path removed (a directory after its contents).
     #[arg(short = 'v', long = "verbose")]
     verbose: bool,
 
-    /// Remove nothing: print each path that would be removed.
+    /// Remove nothing: print each path that would be removed, and report what the
+    /// removal would fail on (a directory you cannot write, an immutable or append-only
+    /// file, a mount point, a directory that cannot be read), with its exit status.
     #[arg(short = 'n', long = "dry-run")]
     dry_run: bool,
 
@@ -65,19 +73,19 @@ pub struct RmArgs {
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
 
-    /// Do not remove anything on another file system than its PATH's: mount points
-    /// inside are reported and left, with the directories holding them. (Told by the
-    /// device, as rm does: a bind mount of a directory of the same file system is not
-    /// told apart, and is emptied.)
+    /// Do not remove anything on another file system than its PATH's: a directory inside
+    /// on another device, or the root of any mount, is reported and left, with the
+    /// directories holding it. That keeps bind mounts of the same file system too (told
+    /// by the kernel, Linux 5.8 on), which rm, telling by the device only, empties. A
+    /// PATH that is itself a mount point is emptied, and its removal fails.
     #[arg(long = "one-file-system", visible_alias = "xdev")]
     one_file_system: bool,
 
-    /// Refuse '/' (and what resolves to it) and paths ending in '.' or '..' (the
-    /// default).
+    /// Refuse '/' (and what resolves to it, such as a bind mount of it): the default.
     #[arg(long = "preserve-root", overrides_with = "no_preserve_root")]
     preserve_root: bool,
 
-    /// Do not refuse '/', '.' or '..'.
+    /// Do not refuse '/' ('.' and '..' are refused all the same).
     #[arg(long = "no-preserve-root", overrides_with = "preserve_root")]
     no_preserve_root: bool,
 
@@ -98,17 +106,21 @@ pub struct RmArgs {
     #[command(flatten)]
     color: ColorArg,
 
+    // The prompting options: the last one given counts, as for rm (-f cancels those
+    // before it).
     /// Refused: ftw rm never prompts (see --dry-run).
-    #[arg(short = 'i', hide = true)]
+    #[arg(short = 'i', hide = true,
+          overrides_with_all = ["interactive_once", "interactive_when"])]
     interactive: bool,
 
     /// Refused: ftw rm never prompts (see --dry-run).
-    #[arg(short = 'I', hide = true)]
+    #[arg(short = 'I', hide = true, overrides_with_all = ["interactive", "interactive_when"])]
     interactive_once: bool,
 
-    /// Refused: ftw rm never prompts (see --dry-run).
+    /// never (what ftw rm does) is accepted; the others are refused (see --dry-run).
     #[arg(long = "interactive", hide = true, num_args = 0..=1, require_equals = true,
-          default_missing_value = "always", value_name = "WHEN")]
+          default_missing_value = "always", value_name = "WHEN",
+          overrides_with_all = ["interactive", "interactive_once"])]
     interactive_when: Option<String>,
 }
 
@@ -143,11 +155,30 @@ impl Report for CliReport {
         }
     }
 
+    fn not_read(&self, path: &[u8]) {
+        warn(&format!(
+            "{}: cannot be read until --chmod changes its mode: what it holds is not listed \
+             nor checked by a dry run",
+            crate::term::quote(path)
+        ));
+    }
+
     fn error(&self, err: ftw::walk::Error) {
         self.failed.store(true, Ordering::Relaxed);
+        let e = err.io_error();
+        if let Some(r) = e.get_ref().and_then(|e| e.downcast_ref::<Refusal>()) {
+            let why = match r {
+                Refusal::Root => {
+                    "it is the root directory: refusing to remove it \
+                     (--no-preserve-root overrides this)"
+                }
+                Refusal::Dot => "refusing to remove '.' or '..' directory: skipping it",
+            };
+            report(&crate::os::bytes(err.path().as_os_str()), why);
+            return;
+        }
         // Below a PATH (a PATH's own directory is outside the tree: --chmod leaves it),
         // and not EPERM (an immutable file, a sticky directory): no mode cures that.
-        let e = err.io_error();
         if e.kind() == std::io::ErrorKind::PermissionDenied
             && e.raw_os_error() != Some(1)
             && err.depth() > 0
@@ -171,6 +202,32 @@ impl CliReport {
     }
 }
 
+/// Whether `--interactive=WHEN` asks for prompts, as rm reads WHEN: `never`, `no`,
+/// `none` (no), `once`, `always`, `yes` (yes), or a prefix of them that tells which
+/// (`n`, `al`). `Err` for anything else.
+fn prompts(when: &str) -> Result<bool, ()> {
+    const WORDS: [(&str, bool); 6] = [
+        ("never", false),
+        ("no", false),
+        ("none", false),
+        ("once", true),
+        ("always", true),
+        ("yes", true),
+    ];
+    if let Some(&(_, p)) = WORDS.iter().find(|(w, _)| *w == when) {
+        return Ok(p);
+    }
+    let mut found = WORDS
+        .iter()
+        .filter(|(w, _)| !when.is_empty() && w.starts_with(when))
+        .map(|&(_, p)| p);
+    let first = found.next().ok_or(())?;
+    match found.all(|p| p == first) {
+        true => Ok(first),
+        false => Err(()),
+    }
+}
+
 pub fn run(args: RmArgs) -> ExitCode {
     let _ = args.recursive;
     #[cfg(windows)]
@@ -181,37 +238,28 @@ pub fn run(args: RmArgs) -> ExitCode {
             "--chmod: nothing to do on Windows, where a read-only directory keeps none of its entries",
         );
     }
-    if args.interactive || args.interactive_once || args.interactive_when.is_some() {
+    let when = args.interactive_when.as_deref().map(prompts);
+    if let Some(Err(())) = when {
+        let given = args.interactive_when.as_deref().unwrap_or_default();
+        report(
+            b"rm",
+            &format!(
+                "invalid argument '{}' for '--interactive': ftw rm never prompts, so only \
+                 'never' (or 'no', 'none') is accepted",
+                crate::term::escape(given.as_bytes())
+            ),
+        );
+        return ExitCode::from(2);
+    }
+    if args.interactive || args.interactive_once || when == Some(Ok(true)) {
         report(
             b"rm",
             "-i, -I and --interactive are not supported: ftw rm never prompts \
-             (ftw rm -n PATH shows what would be removed)",
+             (ftw rm -n PATH shows what would be removed; --interactive=never is accepted)",
         );
         return ExitCode::from(2);
     }
     let preserve_root = !args.no_preserve_root;
-    if preserve_root {
-        // Every PATH is checked before anything is removed: 'ftw rm build /' removes
-        // nothing.
-        let mut refused = false;
-        for path in &args.paths {
-            if let Err(r) = ftw::remove::check_path(path) {
-                refused = true;
-                let hint = match r {
-                    Refusal::Root => {
-                        "it is the root directory: refusing to remove it \
-                         (--no-preserve-root overrides this)"
-                    }
-                    Refusal::Dot => "refusing to remove '.' or '..' (name the directory instead)",
-                };
-                report(&crate::os::bytes(path), hint);
-            }
-        }
-        if refused {
-            report(b"rm", "nothing was removed");
-            return ExitCode::from(2);
-        }
-    }
     let printing = args.verbose || args.dry_run;
     let out = if printing {
         match Output::stdout() {

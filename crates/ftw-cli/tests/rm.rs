@@ -158,21 +158,80 @@ fn links_given_are_removed_not_followed_and_link_slash_is_refused() {
     assert_eq!(state(&target), before);
 }
 
+/// What is below `top`, each entry as `find -printf '%P %y %m %l'` tells it (path
+/// relative to `top`, type, mode, link target), sorted.
+fn listing(top: &Path) -> Vec<String> {
+    let out = Command::new("find")
+        .arg(top)
+        .args(["-mindepth", "1", "-printf", "%P %y %m %l\\n"])
+        .output()
+        .unwrap();
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    v.sort();
+    v
+}
+
+/// A run, and what it left of its tree ([`listing`]).
+type Left = (Run, Vec<String>);
+
+/// Runs `args` in `dir` with GNU rm (`rm`) and with `ftw rm` (`ftw`), on two copies of
+/// the same tree made by `make` under `dir/gnu` and `dir/ftw`, where they are run; gives
+/// both runs and both trees as left ([`listing`]).
+fn beside_gnu(dir: &Path, make: &dyn Fn(&Path), gnu: &[&str], ours: &[&str]) -> (Left, Left) {
+    let (g, f) = (dir.join("gnu"), dir.join("ftw"));
+    for top in [&g, &f] {
+        let _ = std::fs::remove_dir_all(top);
+        std::fs::create_dir_all(top).unwrap();
+        make(top);
+    }
+    let r = run(Command::new("rm").current_dir(&g).args(gnu));
+    let o = run(Command::new(ftw_bin()).current_dir(&f).arg("rm").args(ours));
+    ((r, listing(&g)), (o, listing(&f)))
+}
+
 #[test]
-fn dots_are_refused_and_nothing_is_removed() {
+fn dots_are_refused_always_and_the_other_paths_go() {
+    // POSIX: a PATH whose last component is '.' or '..' is refused, with or without
+    // --no-preserve-root; the other PATHs are removed all the same (exit 1), as GNU rm
+    // does.
     let tmp = tempfile::tempdir().unwrap();
-    let keep = tmp.path().join("keep");
-    std::fs::create_dir_all(keep.join("a")).unwrap();
-    std::fs::write(keep.join("a/f"), b"x").unwrap();
-    let before = state(tmp.path());
-    for bad in [".", "..", "./", "keep/..", "keep/a/.", "keep/."] {
-        let mut c = Command::new(ftw_bin());
-        c.current_dir(tmp.path()).args(["rm", "-rf", "keep/a", bad]);
-        let r = run(&mut c);
-        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
-        assert!(r.stderr.contains("refusing"), "{bad}: {}", r.stderr);
-        assert!(r.stderr.contains("nothing was removed"), "{}", r.stderr);
-        assert_eq!(state(tmp.path()), before, "{bad}: something was removed");
+    let make = |top: &Path| {
+        for d in ["keep/a", "build/sub", "x/y"] {
+            std::fs::create_dir_all(top.join(d)).unwrap();
+        }
+        std::fs::write(top.join("keep/a/f"), b"x").unwrap();
+        std::fs::write(top.join("build/sub/f"), b"x").unwrap();
+    };
+    for bad in [
+        ".",
+        "..",
+        "./",
+        ".//",
+        "./.",
+        "keep/..",
+        "keep/../",
+        "keep/a/.",
+        "keep/.",
+        "keep/./",
+        "keep/..//",
+        "x/y/../.",
+        "./..",
+    ] {
+        for guard in [&[][..], &["--no-preserve-root"]] {
+            let mut args = vec!["-rf"];
+            args.extend_from_slice(guard);
+            args.extend(["build", bad]);
+            let ((gnu, gnu_left), (ours, left)) = beside_gnu(tmp.path(), &make, &args, &args);
+            let what = format!("{args:?}: ftw: {} rm: {}", ours.stderr, gnu.stderr);
+            assert_eq!((ours.code, gnu.code), (1, 1), "{what}");
+            assert_eq!(left, gnu_left, "{what}");
+            let refusal = format!("ftw: {bad}: refusing to remove '.' or '..' directory");
+            assert!(ours.stderr.starts_with(&refusal), "{what}");
+            assert_eq!(ours.stderr.lines().count(), 1, "{what}");
+        }
     }
     // What the guard says of '/' is tested on the library's check (ftw::remove), never
     // by running 'ftw rm /'.
@@ -209,6 +268,49 @@ fn missing_paths_fail_unless_forced() {
 }
 
 #[test]
+fn force_ignores_a_path_through_a_file_as_gnu_rm_does() {
+    // ENOTDIR is 'missing' for rm -f: 'file/x', 'file/', a link to a file named with a
+    // slash, a dangling link so named; without -f, each is an error.
+    let tmp = tempfile::tempdir().unwrap();
+    let make = |top: &Path| {
+        std::fs::write(top.join("file"), b"x").unwrap();
+        symlink("file", top.join("link")).unwrap();
+        symlink("nowhere", top.join("dangling")).unwrap();
+        symlink("loop", top.join("loop")).unwrap();
+        std::fs::create_dir(top.join("gone")).unwrap();
+    };
+    for path in [
+        "file/x",
+        "file/x/y",
+        "file/",
+        "link/",
+        "dangling/",
+        "loop/",
+        "nowhere/x",
+    ] {
+        for force in [true, false] {
+            let args = match force {
+                true => vec!["-rf", path, "gone"],
+                false => vec!["-r", path, "gone"],
+            };
+            let ((gnu, gnu_left), (ours, left)) = beside_gnu(tmp.path(), &make, &args, &args);
+            let what = format!("{args:?}: ftw: {} rm: {}", ours.stderr, gnu.stderr);
+            assert_eq!(ours.code, gnu.code, "{what}");
+            assert_eq!(ours.code, if force { 0 } else { 1 }, "{what}");
+            assert_eq!(left, gnu_left, "{what}");
+            assert_eq!(ours.stderr.is_empty(), force, "{what}");
+            if !force {
+                // The system's words, as rm's: 'file/: Not a directory', not a paraphrase.
+                let gnu_reason = gnu.stderr.rsplit(": ").next().unwrap_or_default();
+                let ours_reason = ours.stderr.rsplit(": ").next().unwrap_or_default();
+                assert_eq!(ours_reason, gnu_reason, "{what}");
+                assert!(ours.stderr.starts_with(&format!("ftw: {path}: ")), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
 fn rm_spellings_work_and_prompting_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().join("d");
@@ -236,15 +338,54 @@ fn rm_spellings_work_and_prompting_is_refused() {
         &["-i"][..],
         &["-I"],
         &["--interactive"],
-        &["--interactive=never"],
+        &["--interactive=always"],
+        &["--interactive=once"],
+        &["--interactive=yes"],
+        &["--interactive=a"],
+        &["--interactive=never", "-i"],
+        &["-f", "-i"],
+        &["-fI"],
     ] {
         let r = ftw_rm(args, &[&d]);
         assert_eq!(r.code, 2, "{args:?}");
         assert!(r.stderr.contains("never prompts"), "{}", r.stderr);
         assert!(d.exists());
     }
+    for args in [&["--interactive=maybe"][..], &["--interactive="]] {
+        let r = ftw_rm(args, &[&d]);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stderr.contains("invalid argument"), "{}", r.stderr);
+        assert!(r.stderr.contains("'--interactive'"), "{}", r.stderr);
+        assert!(d.exists());
+    }
+    // What ftw does, said as rm says it: accepted. The last prompting option counts,
+    // and -f cancels those before it, as for rm.
+    for args in [
+        &["--interactive=never"][..],
+        &["--interactive=no"],
+        &["--interactive=none"],
+        &["--interactive=n"],
+        &["-i", "--interactive=never"],
+        &["-i", "-f"],
+        &["-if"],
+        &["--interactive=always", "-f"],
+    ] {
+        std::fs::create_dir_all(&d).unwrap();
+        let r = ftw_rm(args, &[&d]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
+        assert!(!d.exists(), "{args:?}");
+    }
     let r = ftw_rm(&[], &[]);
     assert_eq!(r.code, 2, "a PATH is required");
+    // Without PATH, -f is nothing to do, as for rm -f: a script's empty list goes on.
+    for args in [&["-f"][..], &["-rf"], &["-i", "-f"]] {
+        let gnu = run(Command::new("rm").args(args));
+        let r = ftw_rm(args, &[]);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
+        assert_eq!(gnu.code, 0, "{args:?}: {}", gnu.stderr);
+    }
+    let r = ftw_rm(&["--interactive=never"], &[]);
+    assert_eq!(r.code, 2, "a PATH is required without -f");
 }
 
 #[test]
@@ -456,12 +597,24 @@ fn a_read_only_tree_fails_naming_the_directory_unless_chmod() {
     assert!(r.stderr.contains("--chmod"), "{}", r.stderr);
     assert!(ro.join("sub/file.go").exists());
 
-    // A dry run changes no mode, even with --chmod.
+    // A dry run changes no mode, even with --chmod; it foresees the removal that
+    // follows (exit 0), the directories that cannot be read told as removed without
+    // what they hold (a warning says so).
     let mut c = as_user(bin);
     c.args(["rm", "-n", "--chmod"]).arg(&top);
     let r = run(&mut c);
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!((mode(&locked), mode(&wx), mode(&ro)), (0, 0o300, 0o555));
+    for d in [&locked, &wx] {
+        let said = format!(
+            "ftw: warning: {}: cannot be read until --chmod",
+            d.display()
+        );
+        assert!(r.stderr.contains(&said), "{said}: {}", r.stderr);
+        let listed = String::from_utf8_lossy(&r.stdout);
+        assert!(listed.lines().any(|l| l == d.to_str().unwrap()), "{listed}");
+    }
+    assert_eq!(r.stderr.lines().count(), 2, "{}", r.stderr);
 
     let mut c = as_user(bin);
     c.args(["rm", "--chmod"]).arg(&top);
@@ -782,60 +935,6 @@ fn unreadable_against_rm_rf(threads: &str) {
 }
 
 #[test]
-fn a_root_given_as_dir_dot_replaced_meanwhile_keeps_what_it_leads_to() {
-    // `t/.` is opened again by its path once the walk is done, to remove the empty
-    // directory it could not read: if `t` became a link meanwhile, what it leads to is
-    // outside the tree, and its directory of the same name stays.
-    use std::os::unix::fs::MetadataExt;
-    let place = Unprivileged::new("ftw-rm-root-replaced");
-    let (t, outside) = (place.root.join("t"), place.root.join("outside"));
-    const DIRS: u64 = 10_000;
-    for i in 0..DIRS {
-        std::fs::create_dir_all(t.join(format!("big/d{i}"))).unwrap();
-    }
-    std::fs::create_dir(t.join("e")).unwrap();
-    std::fs::create_dir_all(outside.join("e")).unwrap();
-    give_to_nobody(&place.root);
-    set_mode(&t.join("e"), 0o000);
-    let mut c = as_user(&place.bin);
-    c.args(["rm", "-j", "1", "--no-preserve-root"])
-        .arg(t.join("."));
-    let mut child = spawn_piped(&mut c);
-    let mut swapped = false;
-    while child.try_wait().unwrap().is_none() {
-        // The walk is under way: `t` becomes a link to `outside`.
-        match std::fs::metadata(t.join("big")) {
-            Ok(m) if m.nlink() < DIRS + 2 => {
-                std::fs::rename(&t, place.root.join("t2")).unwrap();
-                symlink("outside", &t).unwrap();
-                swapped = true;
-                break;
-            }
-            _ => {}
-        }
-    }
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if Unprivileged::cannot_switch(&Run {
-        stdout: Vec::new(),
-        stderr: stderr.to_string(),
-        code: out.status.code().unwrap_or(-1),
-    }) {
-        eprintln!("skipped: cannot run as an unprivileged user: {stderr}");
-        return;
-    }
-    assert!(
-        swapped,
-        "the walk was over before it could be raced: {stderr}"
-    );
-    assert!(outside.join("e").is_dir(), "outside/e removed: {stderr}");
-    assert_ne!(out.status.code(), Some(0), "{stderr}");
-    let named = format!("{}: Permission denied", t.join("./e").display());
-    assert!(stderr.contains(&named), "{named}: {stderr}");
-    set_mode(&place.root.join("t2/e"), 0o755);
-}
-
-#[test]
 fn no_progress_line_when_stderr_is_not_a_terminal() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("t");
@@ -955,4 +1054,230 @@ fn a_small_address_space_limit_starts_fewer_workers_and_removes_everything() {
         "{}",
         r.stderr
     );
+}
+
+/// GNU `rm -rf PATH` and `ftw rm PATH` as the test's user (nobody where the tests run
+/// as root), each on its own copy of a tree made by `make` in `place`: both runs, and
+/// what is left of each tree (`find -printf %P`, sorted). `None` where the user cannot
+/// be switched to.
+fn as_user_beside_gnu(
+    place: &Unprivileged,
+    make: &dyn Fn(&Path),
+    path: &str,
+) -> Option<(Left, Left)> {
+    let (a, b) = (place.root.join("gnu"), place.root.join("ftw"));
+    for top in [&a, &b] {
+        std::fs::create_dir_all(top).unwrap();
+        make(top);
+    }
+    let mut c = as_user(Path::new("rm"));
+    c.current_dir(&a).args(["-rf", path]);
+    let gnu = run(&mut c);
+    if Unprivileged::cannot_switch(&gnu) {
+        eprintln!(
+            "skipped: cannot run as an unprivileged user: {}",
+            gnu.stderr
+        );
+        return None;
+    }
+    let mut c = as_user(&place.bin);
+    c.current_dir(&b).args(["rm", path]);
+    let ours = run(&mut c);
+    let (gl, ol) = (listing(&a), listing(&b));
+    for top in [&a, &b] {
+        let _ = Command::new("chmod")
+            .arg("-R")
+            .arg("u+rwx")
+            .arg(top)
+            .status();
+        let _ = std::fs::remove_dir_all(top);
+    }
+    Some(((gnu, gl), (ours, ol)))
+}
+
+#[test]
+fn what_a_directory_holds_goes_even_where_it_cannot_go_itself() {
+    // Never give up: where a directory cannot itself be removed (its parent is not
+    // writable by this user), what it holds is removed all the same, as rm -rf removes
+    // it, and the error names the directory. A parent that may be searched but not
+    // read (mode 0100, 0300) is enough to reach it: it is never read.
+    let place = Unprivileged::new("ftw-rm-never-give-up");
+    for parent_mode in [0o100, 0o300, 0o500, 0o555, 0o700] {
+        for path in ["p/d", "p/d/", "p"] {
+            let make = |top: &Path| {
+                let d = top.join("p/d");
+                std::fs::create_dir_all(d.join("e/deeper")).unwrap();
+                for f in ["f1", "e/f2", "e/deeper/f3"] {
+                    std::fs::write(d.join(f), b"x").unwrap();
+                }
+                std::fs::write(top.join("p/top"), b"x").unwrap();
+                give_to_nobody(top);
+                set_mode(&top.join("p"), parent_mode);
+            };
+            let Some(((gnu, gnu_left), (ours, left))) = as_user_beside_gnu(&place, &make, path)
+            else {
+                return;
+            };
+            let what = format!(
+                "{path} in a parent of mode {parent_mode:o}: ftw: {} rm: {}",
+                ours.stderr, gnu.stderr
+            );
+            assert_eq!(left, gnu_left, "{what}");
+            assert_eq!(ours.code, gnu.code, "{what}");
+            if path.starts_with("p/d") && parent_mode & 0o200 == 0 {
+                assert!(left.iter().any(|l| l.starts_with("p/d d")), "{what}");
+                assert!(!left.iter().any(|l| l.starts_with("p/d/")), "{what}");
+                assert!(ours.stderr.starts_with("ftw: p/d"), "{what}");
+                assert!(ours.stderr.contains("Permission denied"), "{what}");
+            }
+        }
+    }
+}
+
+/// `ftw rm -n ARGS PATHS` then `ftw rm -v ARGS PATHS` as the test's user: both runs.
+/// The dry run's note on a directory it cannot read (which the removal removes if it
+/// is empty) is taken out of its messages, which are otherwise the removal's.
+fn dry_then_real(place: &Unprivileged, args: &[&str], paths: &[&Path]) -> Option<(Run, Run)> {
+    let go = |first: &str| {
+        let mut c = as_user(&place.bin);
+        c.arg("rm").arg(first).args(args).args(paths);
+        run(&mut c)
+    };
+    let mut dry = go("-n");
+    if Unprivileged::cannot_switch(&dry) {
+        eprintln!(
+            "skipped: cannot run as an unprivileged user: {}",
+            dry.stderr
+        );
+        return None;
+    }
+    dry.stderr = dry.stderr.replace(
+        ": it cannot be read (a removal removes it only if it is empty)",
+        "",
+    );
+    let real = go("-v");
+    Some((dry, real))
+}
+
+#[test]
+fn a_dry_run_foresees_what_the_removal_fails_on() {
+    // What a real run fails on, the dry run reports as the real run reports it, and
+    // exits as it would: a directory its user cannot write (another user's, a
+    // read-only one), another user's file in a sticky directory, a directory it cannot
+    // read, immutable and append-only files (chattr, where the file system has it). It
+    // prints what the real run removes.
+    let place = Unprivileged::new("ftw-rm-dry-foresees");
+    let t = place.root.join("t");
+    let chattr = |flag: &str, p: &Path| {
+        Command::new("chattr")
+            .arg(flag)
+            .arg(p)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    for threads in ["1", "0"] {
+        for d in ["theirs", "ro", "sticky", "locked", "free/sub", "flags/app"] {
+            std::fs::create_dir_all(t.join(d)).unwrap();
+        }
+        for f in [
+            "theirs/f",
+            "ro/f",
+            "sticky/mine",
+            "sticky/theirs",
+            "locked/f",
+            "free/sub/f",
+            "free/g",
+            "flags/imm",
+            "flags/app/f",
+        ] {
+            std::fs::write(t.join(f), b"x").unwrap();
+        }
+        give_to_nobody(&place.root);
+        if is_root() {
+            for p in ["theirs", "sticky", "sticky/theirs", "locked"] {
+                std::os::unix::fs::chown(t.join(p), Some(0), Some(0)).unwrap();
+            }
+        }
+        set_mode(&t.join("sticky"), 0o1777);
+        set_mode(&t.join("ro"), 0o555);
+        set_mode(&t.join("locked"), 0o000);
+        let flags = chattr("+i", &t.join("flags/imm")) && chattr("+a", &t.join("flags/app"));
+        if !flags {
+            // Not here: the rest of the tree still says something.
+            let _ = std::fs::remove_dir_all(t.join("flags"));
+        }
+        let r = dry_then_real(&place, &["-j", threads], &[&t]);
+        if flags {
+            chattr("-i", &t.join("flags/imm"));
+            chattr("-a", &t.join("flags/app"));
+        }
+        let Some((dry, real)) = r else { return };
+        let what = format!("-j{threads}: dry run: {} real: {}", dry.stderr, real.stderr);
+        assert_eq!((dry.code, real.code), (1, 1), "{what}");
+        let sorted = |s: &[u8]| {
+            let mut v: Vec<String> = String::from_utf8_lossy(s)
+                .lines()
+                .map(String::from)
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(&dry.stdout), sorted(&real.stdout), "{what}");
+        assert_eq!(
+            sorted(dry.stderr.as_bytes()),
+            sorted(real.stderr.as_bytes()),
+            "{what}"
+        );
+        let mut failed = vec!["ro/f", "locked"];
+        if is_root() {
+            failed.extend(["theirs/f", "sticky/theirs"]);
+        }
+        if flags {
+            failed.extend(["flags/imm", "flags/app/f"]);
+        }
+        for f in failed {
+            let named = format!("ftw: {}: ", t.join(f).display());
+            assert!(dry.stderr.contains(&named), "{named}: {what}");
+        }
+        assert!(!t.join("free").exists() && !t.join("sticky/mine").exists());
+        set_mode(&t.join("ro"), 0o755);
+        set_mode(&t.join("locked"), 0o755);
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+}
+
+#[test]
+fn a_dry_run_foresees_a_mount_point() {
+    // A PATH that is a mount point is emptied and its removal fails (EBUSY), as one
+    // inside a tree does: the dry run says so, and exits 1 as the removal does. In a
+    // private mount namespace (which takes root to make; skipped with a message
+    // elsewhere).
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    std::fs::create_dir_all(root.join("mnt")).unwrap();
+    let script = "mount -t tmpfs ftw-test \"$1/mnt\" || exit 97
+        for p in \"$1/mnt\" \"$1\"; do
+            echo in > \"$1/mnt/inside\"
+            \"$0\" rm -n \"$p\"; echo \"dry=$?\"
+            \"$0\" rm -v \"$p\"; echo \"real=$?\"
+        done
+        umount \"$1/mnt\"";
+    let mut c = Command::new("unshare");
+    c.args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .arg(ftw_bin())
+        .arg(&root);
+    let r = run(&mut c);
+    if r.code == 97 || r.stderr.contains("unshare:") {
+        eprintln!(
+            "skipped: cannot mount a tmpfs in a private mount namespace here: {}",
+            r.stderr.trim()
+        );
+        return;
+    }
+    let (mnt, inside) = (root.join("mnt"), root.join("mnt/inside"));
+    let (mnt, inside) = (mnt.display(), inside.display());
+    let each = format!("{inside}\ndry=1\n{inside}\nreal=1\n");
+    assert_eq!(String::from_utf8_lossy(&r.stdout), each.repeat(2));
+    let busy = format!("ftw: {mnt}: Device or resource busy\n");
+    assert_eq!(r.stderr, busy.repeat(4));
 }

@@ -2,11 +2,15 @@
 //! directory is swapped for a link during the removal), removers racing each other, a
 //! directory that keeps filling, dry runs.
 
+use super::remover::REFILLS;
 use super::*;
+use crate::sys::FileType;
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 fn p(bytes: &[u8]) -> PathBuf {
     PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
@@ -170,6 +174,145 @@ fn the_guard_refuses_the_root_and_dots() {
     let s = remove_tree(tmp.path().join("."), &RemoveOptions::new());
     assert_eq!(s.errors.len(), 1);
     assert!(tmp.path().join("root-link").exists());
+}
+
+#[test]
+fn dots_are_refused_even_with_the_guard_off() {
+    // POSIX: '.' and '..' as the last component, in any spelling, are never removed;
+    // the guard (preserve_root) is about the root directory only.
+    let tmp = tempfile::tempdir().unwrap();
+    let x = tmp.path().join("x");
+    std::fs::create_dir_all(x.join("y/z")).unwrap();
+    std::fs::write(x.join("y/f"), b"f").unwrap();
+    let before = snapshot(tmp.path());
+    for dots in [
+        "x/..", "x/.", "x/./", "x/..//", "x/y/..", "x/y/./.", "x/y/../.",
+    ] {
+        for guard in [true, false] {
+            let opts = RemoveOptions::new().preserve_root(guard);
+            let s = remove_tree(tmp.path().join(dots), &opts);
+            assert_eq!((s.error_count, s.removed), (1, 0), "{dots}");
+            let err = s.errors[0].io_error();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{dots}");
+            let refusal = err.get_ref().and_then(|e| e.downcast_ref::<Refusal>());
+            assert_eq!(refusal, Some(&Refusal::Dot), "{dots}");
+            assert_eq!(
+                snapshot(tmp.path()),
+                before,
+                "{dots}: something was removed"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_path_through_a_file_is_missing_when_missing_paths_are_ignored() {
+    // ENOTDIR, as rm -f ignores it: 'file/x', 'file/x/y', 'file/'.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    symlink(&file, tmp.path().join("link")).unwrap();
+    symlink("nowhere", tmp.path().join("dangling-link")).unwrap();
+    symlink("loop", tmp.path().join("loop")).unwrap();
+    for path in [
+        "file/x",
+        "file/x/y",
+        "file/",
+        "link/",
+        "dangling-link/",
+        "loop/",
+    ] {
+        let p = tmp.path().join(path);
+        let s = remove_tree(&p, &RemoveOptions::new());
+        assert_eq!(s.error_count, 1, "{path}");
+        let kind = s.errors[0].io_error().kind();
+        assert_eq!(kind, ErrorKind::NotADirectory, "{path}");
+        let s = remove_tree(&p, &RemoveOptions::new().ignore_missing(true));
+        assert_eq!((s.error_count, s.removed), (0, 0), "{path}");
+    }
+    assert!(file.exists() && tmp.path().join("link").exists());
+}
+
+#[test]
+fn a_parent_that_can_be_searched_but_not_read_is_enough() {
+    // The path's parent is opened only to be searched: mode 0300 (write and search,
+    // no read) lets its entries go, as rm removes them. Root reads it anyway: the
+    // test says something only for another user, and passes for root.
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p");
+    std::fs::create_dir_all(p.join("d/e")).unwrap();
+    std::fs::write(p.join("d/e/f"), b"f").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o300)).unwrap();
+    let s = remove_tree(p.join("d"), &RemoveOptions::new());
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!((s.error_count, s.removed), (0, 3));
+    assert!(!p.join("d").exists());
+}
+
+/// Sets (`+i`, `+a`) or clears an inode flag with chattr; false where the file system
+/// or the user cannot.
+#[cfg(all(target_os = "linux", not(ftw_portable)))]
+fn chattr(flag: &str, path: &Path) -> bool {
+    std::process::Command::new("chattr")
+        .arg(flag)
+        .arg(path)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[cfg(all(target_os = "linux", not(ftw_portable)))]
+#[test]
+fn a_dry_run_foresees_immutable_and_append_only_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    std::fs::create_dir_all(root.join("imm-dir")).unwrap();
+    std::fs::create_dir_all(root.join("app-dir")).unwrap();
+    std::fs::create_dir_all(root.join("free/sub")).unwrap();
+    for f in ["imm", "app", "imm-dir/in", "app-dir/in", "free/sub/f"] {
+        std::fs::write(root.join(f), b"x").unwrap();
+    }
+    let flagged = [
+        ("+i", "imm"),
+        ("+a", "app"),
+        ("+i", "imm-dir"),
+        ("+a", "app-dir"),
+    ];
+    let mut set: Vec<(&str, &str)> = Vec::new();
+    for (flag, name) in flagged {
+        if !chattr(flag, &root.join(name)) {
+            for (flag, name) in set {
+                chattr(&flag.replace('+', "-"), &root.join(name));
+            }
+            eprintln!("skipped: chattr {flag} is not possible here");
+            return;
+        }
+        set.push((flag, name));
+    }
+    let (dry, real) = (
+        RemoveOptions::new().threads(1).dry_run(true),
+        RemoveOptions::new().threads(1),
+    );
+    let failed = |s: &Summary| {
+        let mut v: Vec<(PathBuf, Option<i32>)> = s
+            .errors
+            .iter()
+            .map(|e| (e.path().to_path_buf(), e.io_error().raw_os_error()))
+            .collect();
+        v.sort();
+        v
+    };
+    let foreseen = remove_tree(&root, &dry);
+    assert!(root.join("free/sub/f").exists());
+    let done = remove_tree(&root, &real);
+    for (flag, name) in flagged {
+        chattr(&flag.replace('+', "-"), &root.join(name));
+    }
+    // Each immutable or append-only file, and each entry of such a directory: EPERM.
+    assert_eq!(failed(&foreseen), failed(&done));
+    assert_eq!(foreseen.error_count, 4, "{:?}", foreseen.errors);
+    assert_eq!(foreseen.removed, done.removed);
+    assert!(!root.join("free").exists());
 }
 
 #[test]

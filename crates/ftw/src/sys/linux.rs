@@ -3,7 +3,7 @@
 //! No `unsafe` code: `rustix`'s API is safe (its own `unsafe` lies within it), and this
 //! module does not lift the crate's `#![deny(unsafe_code)]`.
 
-use super::{DEFAULT_DIR_BUF, FileType, Metadata, RawEntry, StatMask, is_dot};
+use super::{Attributes, DEFAULT_DIR_BUF, FileType, Metadata, RawEntry, StatMask, is_dot};
 use rustix::fs::{self as rfs, AtFlags, CWD, Mode, OFlags, RawDir, StatxFlags};
 use std::ffi::CStr;
 use std::io;
@@ -63,6 +63,24 @@ impl Dir {
     /// (`PermissionDenied`).
     pub fn open(path: &Path) -> io::Result<Dir> {
         let fd = rfs::openat(CWD, path, DIR_FLAGS, Mode::empty()).map_err(cvt)?;
+        Ok(Dir { fd })
+    }
+
+    /// Opens the directory at `path` (following a symbolic link there) only to work
+    /// relative to it, as the parent of the entries it names (`O_PATH`): search
+    /// permission on the way is enough, read permission on it is not asked, and its
+    /// entries cannot be read through the handle ([`Dir::read_entries`] fails); every
+    /// `*_at` call works. A directory its user may search and write but not read (mode
+    /// 0300) is so the parent of what is removed from it.
+    ///
+    /// # Errors
+    ///
+    /// The system's error when `path` cannot be reached as a directory: it does not
+    /// exist (`NotFound`), is not a directory (`NotADirectory`, also for a component on
+    /// the way), or a directory on the way may not be searched (`PermissionDenied`).
+    pub fn open_search_only(path: &Path) -> io::Result<Dir> {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rfs::openat(CWD, path, flags, Mode::empty()).map_err(cvt)?;
         Ok(Dir { fd })
     }
 
@@ -276,6 +294,51 @@ impl Dir {
         }
     }
 
+    /// Whether this process may remove entries of this directory (and add some): write
+    /// and search permission by its effective ids and capabilities (`faccessat` of `.`
+    /// relative to the handle, `AT_EACCESS`), which a read-only file system and an
+    /// immutable directory refuse too. Where the system cannot answer (a set-user-id
+    /// process, whose check takes `faccessat2`, before Linux 5.8), the mode's bits for
+    /// this process's ids and the immutable flag tell.
+    ///
+    /// # Errors
+    ///
+    /// The refusal, as an `unlinkat` in this directory would meet it: `EACCES`
+    /// (`PermissionDenied`) for want of permission, `EPERM` for an immutable directory,
+    /// `EROFS` on a read-only file system.
+    pub fn may_write(&self) -> io::Result<()> {
+        let wx = rfs::Access::WRITE_OK | rfs::Access::EXEC_OK;
+        match rfs::accessat(&self.fd, c".", wx, AtFlags::EACCESS) {
+            Ok(()) => Ok(()),
+            Err(rustix::io::Errno::NOSYS) => {
+                let m = self.stat(StatMask::MODE | StatMask::OWNER)?;
+                if m.attributes.immutable {
+                    return Err(cvt(rustix::io::Errno::PERM));
+                }
+                let uid = rustix::process::geteuid();
+                if uid.is_root() {
+                    return Ok(());
+                }
+                let gid = rustix::process::getegid();
+                let in_group = gid.as_raw() == m.gid
+                    || rustix::process::getgroups()
+                        .is_ok_and(|g| g.iter().any(|g| g.as_raw() == m.gid));
+                let bits = if uid.as_raw() == m.uid {
+                    m.mode >> 6
+                } else if in_group {
+                    m.mode >> 3
+                } else {
+                    m.mode
+                };
+                match bits & 0o3 == 0o3 {
+                    true => Ok(()),
+                    false => Err(cvt(rustix::io::Errno::ACCESS)),
+                }
+            }
+            Err(e) => Err(cvt(e)),
+        }
+    }
+
     /// Whether the entry `name` of this directory is the root of a mount (`statx`'s
     /// `STATX_ATTR_MOUNT_ROOT`, Linux 5.8 on; `false` where the kernel does not say): a
     /// bind mount of the same file system too, which its device does not tell.
@@ -469,6 +532,7 @@ fn stat_impl(
             atime_nsec: st.stx_atime.tv_nsec,
             ctime: st.stx_ctime.tv_sec,
             ctime_nsec: st.stx_ctime.tv_nsec,
+            attributes: attributes_of(st.stx_attributes, st.stx_attributes_mask),
         }),
         // No statx (old kernels, some sandboxes): the classic call answers the same.
         Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
@@ -491,9 +555,21 @@ fn stat_impl(
                 atime_nsec: st.st_atime_nsec as u32,
                 ctime: st.st_ctime as i64,
                 ctime_nsec: st.st_ctime_nsec as u32,
+                // Not told without statx.
+                attributes: Attributes::default(),
             })
         }
         Err(e) => Err(cvt(e)),
+    }
+}
+
+/// The flags `statx` told (`attributes`), among those it says it knows of (`known`).
+fn attributes_of(attributes: rfs::StatxAttributes, known: rfs::StatxAttributes) -> Attributes {
+    let has = |a: rfs::StatxAttributes| known.contains(a) && attributes.contains(a);
+    Attributes {
+        immutable: has(rfs::StatxAttributes::IMMUTABLE),
+        append_only: has(rfs::StatxAttributes::APPEND),
+        mount_root: has(rfs::StatxAttributes::MOUNT_ROOT),
     }
 }
 
@@ -508,6 +584,12 @@ fn file_type_of(t: rfs::FileType) -> FileType {
         rfs::FileType::Socket => FileType::Socket,
         _ => FileType::Unknown,
     }
+}
+
+/// The effective user id of this process, which the system checks permissions by
+/// (`None` where there is none: Windows, and the portable build).
+pub fn effective_uid() -> Option<u32> {
+    Some(rustix::process::geteuid().as_raw())
 }
 
 /// The soft limit on open file descriptors (`RLIMIT_NOFILE`), if there is one.

@@ -267,6 +267,26 @@ pub struct Metadata {
     pub ctime: i64,
     /// The nanoseconds of the last change of status (with [`StatMask::TIMES`]).
     pub ctime_nsec: u32,
+    /// The inode flags that bear on a removal (whatever the mask: they come with every
+    /// answer where the system gives them).
+    pub attributes: Attributes,
+}
+
+/// The flags of a file that bear on its removal, as the system tells them with its
+/// metadata: on Linux, `statx`'s `stx_attributes` (no call more), where the file system
+/// fills them in (ext4, XFS, Btrfs, tmpfs and more); all `false` where it does not say
+/// (the flags are then not known, not absent), and on other systems.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Attributes {
+    /// The file may not be changed, renamed nor removed, not even by root (`chattr +i`,
+    /// `STATX_ATTR_IMMUTABLE`); a directory so marked keeps its entries too.
+    pub immutable: bool,
+    /// The file may only be appended to (`chattr +a`, `STATX_ATTR_APPEND`): it may not
+    /// be removed, and a directory so marked keeps its entries.
+    pub append_only: bool,
+    /// The file is the root of a mount (`STATX_ATTR_MOUNT_ROOT`, Linux 5.8 on): a
+    /// directory that cannot be removed while it is mounted (`EBUSY`).
+    pub mount_root: bool,
 }
 
 impl Metadata {

@@ -87,6 +87,7 @@ fn meta(m: fs::Metadata) -> Metadata {
             atime_nsec: m.atime_nsec() as u32,
             ctime: m.ctime(),
             ctime_nsec: m.ctime_nsec() as u32,
+            attributes: super::Attributes::default(),
         }
     }
     #[cfg(not(unix))]
@@ -134,6 +135,16 @@ impl Dir {
     /// (`PermissionDenied`).
     pub fn open(path: &Path) -> io::Result<Dir> {
         open_checked(path.to_path_buf(), true)
+    }
+
+    /// Opens the directory at `path` only to work relative to it: here as
+    /// [`Dir::open`], which asks no permission of it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::open`].
+    pub fn open_search_only(path: &Path) -> io::Result<Dir> {
+        Dir::open(path)
     }
 
     /// Opens the directory at `path`, failing if it is a symbolic link.
@@ -264,6 +275,16 @@ impl Dir {
             let _ = name;
             Ok(true)
         }
+    }
+
+    /// Whether this process may remove entries of this directory: not told here (yes);
+    /// the removal itself says.
+    ///
+    /// # Errors
+    ///
+    /// None here.
+    pub fn may_write(&self) -> io::Result<()> {
+        Ok(())
     }
 
     /// Whether the entry `name` is the root of a mount: not told here (`false`); the
@@ -420,6 +441,11 @@ pub fn stat_path(path: &Path, _mask: StatMask, follow: bool) -> io::Result<Metad
         fs::symlink_metadata(path)?
     };
     Ok(meta(m))
+}
+
+/// The effective user id of this process: not known here (`std` does not tell it).
+pub fn effective_uid() -> Option<u32> {
+    None
 }
 
 /// The limit on open file descriptors, where the system has one.

@@ -106,7 +106,7 @@ pub use listing::DirBuf;
 #[cfg(test)]
 pub(super) use listing::parse_batch;
 pub(crate) use process::open_fds;
-pub use process::{address_space_room, fd_limit, process_cpu_time};
+pub use process::{address_space_room, effective_uid, fd_limit, process_cpu_time};
 pub use stat::stat_path;
 use wine::WineName;
 

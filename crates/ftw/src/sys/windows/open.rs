@@ -160,6 +160,16 @@ impl Dir {
         open_dir_path(path, true)
     }
 
+    /// Opens the directory at `path` only to work relative to it: here as
+    /// [`Dir::open`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::open`].
+    pub fn open_search_only(path: &Path) -> io::Result<Dir> {
+        Dir::open(path)
+    }
+
     /// Opens the directory at `path`, failing (`ERROR_DIRECTORY`, "not a directory")
     /// if its last component is a link or junction.
     ///

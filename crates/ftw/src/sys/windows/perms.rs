@@ -18,6 +18,16 @@ impl Dir {
         Ok(true)
     }
 
+    /// Whether this process may remove entries of this directory: Windows has no Unix
+    /// modes to ask (yes); the removal itself says.
+    ///
+    /// # Errors
+    ///
+    /// None here.
+    pub fn may_write(&self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Sets this directory's read-only attribute: set when `mode` has no owner write.
     ///
     /// # Errors

@@ -4,6 +4,11 @@ use super::stat::filetime;
 
 use windows_sys::Win32::Foundation as wf;
 
+/// The effective user id of this process: Windows has none (`None`).
+pub fn effective_uid() -> Option<u32> {
+    None
+}
+
 /// The limit on open handles: Windows has none that matters (16 million).
 pub fn fd_limit() -> Option<u64> {
     None
