@@ -1,0 +1,380 @@
+//! The counting itself: what a run's workers share ([`Run`]) and each worker's visitor
+//! ([`Counter`]), which counts each entry into its directory's totals.
+
+use super::links::Seen;
+use super::totals::AtomicTotals;
+use super::tree::keep_largest;
+use super::{Listed, Totals, UsageNode, UsageOptions};
+use crate::sys::{self, FileType, Metadata, StatMask};
+use crate::walk::{Control, DirEvent, Entry, Error, Visitor};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+/// What the workers of one run share.
+pub(super) struct Run<'a> {
+    pub(super) opts: &'a UsageOptions,
+    pub(super) seen: Seen,
+    /// Remember every file, not only those with several links.
+    pub(super) hash_all: bool,
+    pub(super) errors: AtomicU64,
+    /// The root's node, once it is left.
+    pub(super) result: Mutex<Option<UsageNode>>,
+    /// The stream's reader went away.
+    pub(super) stopped: std::sync::atomic::AtomicBool,
+}
+
+impl Run<'_> {
+    pub(super) fn error(&self, e: &Error) {
+        self.errors.fetch_add(1, Relaxed);
+        if let Some(sink) = &self.opts.on_error {
+            sink(e);
+        }
+    }
+
+    /// Whether a file of metadata `m` is to be counted now (not met before).
+    pub(super) fn first_time(&self, m: &Metadata) -> bool {
+        self.opts.count_links
+            || !(self.hash_all || (m.nlink > 1 && !m.file_type().is_dir()))
+            || self.seen.insert(m.dev, m.ino)
+    }
+
+    pub(super) fn excluded(&self, path: &[u8]) -> bool {
+        self.opts.exclude.as_ref().is_some_and(|ex| ex(path))
+    }
+
+    /// Tells a complete entry to the stream, if there is one; `false` when there is none
+    /// (the caller keeps the entry) or its reader went away.
+    pub(super) fn tell(&self, listed: &Listed<'_>) -> bool {
+        match &self.opts.stream {
+            Some(sink) => {
+                if !self.stopped.load(Relaxed) && !sink(listed) {
+                    self.stopped.store(true, Relaxed);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A directory being counted.
+pub(super) struct DirState {
+    depth: usize,
+    /// The directory itself and its non-directory entries.
+    own: AtomicTotals,
+    /// Its subdirectories, folded in as they are left.
+    sub: AtomicTotals,
+    /// Its entries kept, as they come.
+    children: Mutex<Vec<UsageNode>>,
+    meta: Metadata,
+    /// The ignore rules here, with [`UsageOptions::ignore`].
+    rules: Option<Arc<crate::filter::Rules>>,
+}
+
+/// Each worker's visitor.
+pub(super) struct Counter<'a> {
+    pub(super) run: &'a Run<'a>,
+    pub(super) root_dev: u64,
+    /// The root's device, where its directory entries' inode numbers are those `stat`
+    /// gives ([`crate::sys::Dir::entry_inodes_exact`]): a file found there by its entry's
+    /// inode among those counted is a further link to one counted, and needs no `statx`.
+    pub(super) exact_dev: Option<u64>,
+    pub(super) path: Vec<u8>,
+    /// Counted and not yet added to the shared progress counters.
+    pub(super) entries: u64,
+    pub(super) bytes: u64,
+}
+
+pub(super) const ASK: StatMask = StatMask::SIZE
+    .union(StatMask::BLOCKS)
+    .union(StatMask::NLINK)
+    .union(StatMask::ID);
+
+impl Counter<'_> {
+    /// One more entry looked at (counted or not).
+    fn tick(&mut self) {
+        self.entries += 1;
+        if self.entries >= 4096 {
+            self.flush();
+        }
+    }
+
+    fn counted(&mut self, t: Totals) {
+        self.bytes = self.bytes.saturating_add(t.bytes);
+    }
+
+    fn flush(&mut self) {
+        if let Some(p) = &self.run.opts.progress {
+            p.entries.fetch_add(self.entries, Relaxed);
+            p.bytes.fetch_add(self.bytes, Relaxed);
+        }
+        self.entries = 0;
+        self.bytes = 0;
+    }
+
+    fn stat(&self, e: &Entry<'_>, mask: StatMask) -> std::io::Result<Metadata> {
+        let follow = self.run.opts.follow_links;
+        match (e.dir(), e.c_name()) {
+            (Some(dir), Some(name)) => dir.stat_at(name, mask, follow),
+            _ => sys::stat_path(&e.path(), mask, follow),
+        }
+    }
+
+    /// Adds a file (not a directory) of metadata `m`, counted for the first time, to its
+    /// directory and keeps or streams it.
+    fn count_file(&mut self, e: &Entry<'_>, state: &DirState, m: &Metadata) -> Control {
+        let t = Totals::of(m);
+        state.own.add(t);
+        self.counted(t);
+        if self.keep(e.depth()) && self.run.opts.stream.is_some() {
+            self.path.clear();
+            e.write_path(&mut self.path);
+            self.run.tell(&Listed {
+                path: &self.path,
+                depth: e.depth(),
+                file_type: m.file_type(),
+                total: t,
+                own: t,
+            });
+        } else if self.keep(e.depth()) {
+            let node = UsageNode::file(e.name().to_vec(), m);
+            state
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node);
+        }
+        Control::Continue
+    }
+
+    fn keep(&self, depth: usize) -> bool {
+        depth <= self.run.opts.max_depth && self.run.opts.keep_files
+    }
+
+    /// A directory that the walk could not open: `du` counts its own size all the same.
+    fn unreadable(&mut self, err: &Error, parent: &DirState) {
+        let opts = self.run.opts;
+        let Ok(m) = sys::stat_path(err.path(), ASK, opts.follow_links) else {
+            return;
+        };
+        if !m.file_type().is_dir() || (opts.same_file_system && m.dev != self.root_dev) {
+            return;
+        }
+        let t = Totals::of(&m);
+        parent.sub.add(t);
+        self.counted(t);
+        let told = err.depth() <= opts.max_depth
+            && self.run.tell(&Listed {
+                path: &crate::walk::path_to_bytes(err.path()),
+                depth: err.depth(),
+                file_type: FileType::Dir,
+                total: t,
+                own: t,
+            });
+        if err.depth() <= opts.max_depth && !told {
+            let name = err
+                .path()
+                .file_name()
+                .map_or_else(Vec::new, |n| crate::walk::path_to_bytes(Path::new(n)));
+            let node = UsageNode::file(name, &m);
+            parent
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node);
+        }
+    }
+}
+
+impl Drop for Counter<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+impl Visitor for Counter<'_> {
+    type State = DirState;
+
+    /// Each entry is asked for its size relative to its directory's handle.
+    fn wants_handles(&self) -> bool {
+        true
+    }
+
+    fn enter(&mut self, d: &DirEvent<'_>, parent: Option<&DirState>) -> DirState {
+        let rules = self.run.opts.ignore.as_ref().map(|ig| {
+            let run = self.run;
+            ig.enter(d, parent.and_then(|p| p.rules.as_ref()), &mut |e| {
+                run.error(&Error::io(
+                    e.path,
+                    d.depth(),
+                    std::io::Error::other(e.reason),
+                ))
+            })
+        });
+        let m = match d.dir() {
+            Some(dir) => dir.stat(ASK),
+            None => sys::stat_path(&d.to_path_buf(), ASK, true),
+        };
+        let m = m.unwrap_or_else(|e| {
+            self.run.error(&Error::io(d.to_path_buf(), d.depth(), e));
+            Metadata::default()
+        });
+        let t = Totals::of(&m);
+        self.counted(t);
+        if d.depth() == 0 {
+            self.tick();
+        }
+        let own = AtomicTotals::default();
+        own.add(Totals { inodes: 1, ..t });
+        DirState {
+            depth: d.depth(),
+            own,
+            sub: AtomicTotals::default(),
+            children: Mutex::new(Vec::new()),
+            meta: m,
+            rules,
+        }
+    }
+
+    fn entry(&mut self, item: Result<&Entry<'_>, Error>, dir: Option<&DirState>) -> Control {
+        let e = match item {
+            Ok(e) => e,
+            Err(err) => {
+                // A link back to a directory being walked: du -L passes it silently
+                // (the directory is counted already).
+                if err.loop_ancestor().is_some() {
+                    return Control::Continue;
+                }
+                self.run.error(&err);
+                if let Some(parent) = dir.filter(|p| err.depth() == p.depth + 1) {
+                    self.unreadable(&err, parent);
+                }
+                return Control::Continue;
+            }
+        };
+        // A root is counted when entered (or before the walk, if not a directory).
+        let Some(state) = dir else {
+            return Control::Continue;
+        };
+        if self.run.stopped.load(Relaxed) {
+            return Control::Stop;
+        }
+        self.tick();
+        let opts = self.run.opts;
+        if let (Some(ig), Some(rules)) = (&opts.ignore, &state.rules) {
+            if ig.is_ignored(rules, e, &mut self.path) {
+                return Control::Skip;
+            }
+        }
+        if opts.exclude.is_some() {
+            self.path.clear();
+            e.write_path(&mut self.path);
+            if self.run.excluded(&self.path) {
+                return Control::Skip;
+            }
+        }
+        let is_dir = e.is_dir();
+        if is_dir && !self.run.hash_all && !opts.same_file_system {
+            // Counted when entered, from its own handle.
+            return Control::Continue;
+        }
+        // A further link to a file counted already, known from its directory entry: no
+        // call needed (most of the cost of a tree of hard-linked copies).
+        if !is_dir
+            && self.exact_dev == Some(state.meta.dev)
+            && self.run.seen.contains(state.meta.dev, e.ino())
+        {
+            return Control::Continue;
+        }
+        // Where the listing told a file's size, allocation and id (Windows), no call:
+        // the file is on its directory's volume. Its link count is not told, so every
+        // such file is counted once by its id (each id kept in memory, as `-l` would
+        // not).
+        let listed = e.listed_metadata().filter(|_| !is_dir && !e.followed_link);
+        if let Some(m) = listed {
+            let m = Metadata {
+                dev: state.meta.dev,
+                ..m
+            };
+            if !opts.count_links && !self.run.seen.insert(m.dev, m.ino) {
+                return Control::Skip;
+            }
+            return self.count_file(e, state, &m);
+        }
+        let mask = if is_dir { StatMask::ID } else { ASK };
+        let m = match self.stat(e, mask) {
+            Ok(m) => m,
+            Err(err) => {
+                self.run.error(&Error::io(e.path(), e.depth(), err));
+                return Control::Skip;
+            }
+        };
+        if opts.same_file_system && m.dev != self.root_dev {
+            return Control::Skip;
+        }
+        if !self.run.first_time(&m) {
+            return Control::Skip;
+        }
+        if is_dir || m.file_type().is_dir() {
+            return Control::Continue;
+        }
+        self.count_file(e, state, &m)
+    }
+
+    fn leave(&mut self, d: &DirEvent<'_>, state: DirState, parent: Option<&DirState>) {
+        let DirState {
+            depth,
+            own,
+            sub,
+            children,
+            meta,
+            ..
+        } = state;
+        let own = own.into_inner();
+        let total = own + sub.into_inner();
+        if let Some(p) = parent {
+            p.sub.add(total);
+        }
+        if depth > self.run.opts.max_depth {
+            return;
+        }
+        let told = self.run.tell(&Listed {
+            path: d.path(),
+            depth,
+            file_type: FileType::Dir,
+            total,
+            own,
+        });
+        if told && parent.is_some() {
+            return;
+        }
+        let mut children = children.into_inner().unwrap_or_else(|e| e.into_inner());
+        if self.run.opts.largest != usize::MAX {
+            keep_largest(&mut children, self.run.opts.largest);
+        }
+        let name = match d.c_name() {
+            Some(n) if depth > 0 => n.to_bytes().to_vec(),
+            _ => d.path().to_vec(),
+        };
+        let node = UsageNode {
+            name,
+            file_type: FileType::Dir,
+            total,
+            own,
+            size: meta.size,
+            dev: meta.dev,
+            ino: meta.ino,
+            nlink: meta.nlink,
+            children,
+        };
+        match parent {
+            Some(p) => p
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node),
+            None => *self.run.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(node),
+        }
+    }
+}
