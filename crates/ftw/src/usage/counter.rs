@@ -2,6 +2,7 @@
 //! ([`Counter`]), which counts each entry into its directory's totals.
 
 use super::links::Seen;
+use super::order::{NodeId, Order};
 use super::totals::AtomicTotals;
 use super::tree::keep_largest;
 use super::{Listed, Totals, UsageNode, UsageOptions};
@@ -22,6 +23,9 @@ pub(super) struct Run<'a> {
     pub(super) result: Mutex<Option<UsageNode>>,
     /// The stream's reader went away.
     pub(super) stopped: std::sync::atomic::AtomicBool,
+    /// Where a parallel count's stream is put in du's order (none when the walk is
+    /// serial, in that order already).
+    pub(super) order: Option<Order>,
 }
 
 impl Run<'_> {
@@ -56,6 +60,19 @@ impl Run<'_> {
             None => false,
         }
     }
+
+    /// [`Run::tell`], in du's order: a line of the directory whose node is `at`.
+    fn tell_in(&self, at: Option<NodeId>, listed: &Listed<'_>) -> bool {
+        match (&self.order, at) {
+            (Some(order), Some(id)) => {
+                order.line(id, listed, &mut |l| {
+                    self.tell(l);
+                });
+                true
+            }
+            _ => self.tell(listed),
+        }
+    }
 }
 
 /// A directory being counted.
@@ -70,6 +87,8 @@ pub(super) struct DirState {
     meta: Metadata,
     /// The ignore rules here, with [`UsageOptions::ignore`].
     rules: Option<Arc<crate::filter::Rules>>,
+    /// Its node in du's order, when lines are told from it in that order.
+    node: Option<NodeId>,
 }
 
 /// Each worker's visitor.
@@ -130,13 +149,16 @@ impl Counter<'_> {
         if self.keep(e.depth()) && self.run.opts.stream.is_some() {
             self.path.clear();
             e.write_path(&mut self.path);
-            self.run.tell(&Listed {
-                path: &self.path,
-                depth: e.depth(),
-                file_type: m.file_type(),
-                total: t,
-                own: t,
-            });
+            self.run.tell_in(
+                state.node,
+                &Listed {
+                    path: &self.path,
+                    depth: e.depth(),
+                    file_type: m.file_type(),
+                    total: t,
+                    own: t,
+                },
+            );
         } else if self.keep(e.depth()) {
             let node = UsageNode::file(e.name().to_vec(), m);
             state
@@ -144,6 +166,16 @@ impl Counter<'_> {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(node);
+        }
+        Control::Continue
+    }
+
+    /// Goes into subdirectory `e` of `state`: first, in du's order, its place.
+    fn descend(&self, e: &Entry<'_>, state: &DirState) -> Control {
+        if let (Some(order), Some(at)) = (&self.run.order, state.node) {
+            if e.depth() <= self.run.opts.max_depth {
+                order.reserve(at, e.name());
+            }
         }
         Control::Continue
     }
@@ -164,14 +196,25 @@ impl Counter<'_> {
         let t = Totals::of(&m);
         parent.sub.add(t);
         self.counted(t);
+        let listed = Listed {
+            path: &crate::walk::path_to_bytes(err.path()),
+            depth: err.depth(),
+            file_type: FileType::Dir,
+            total: t,
+            own: t,
+        };
         let told = err.depth() <= opts.max_depth
-            && self.run.tell(&Listed {
-                path: &crate::walk::path_to_bytes(err.path()),
-                depth: err.depth(),
-                file_type: FileType::Dir,
-                total: t,
-                own: t,
-            });
+            && match (&self.run.order, parent.node) {
+                (Some(order), Some(at)) => {
+                    let name = err.path().file_name().map(Path::new);
+                    let name = name.map_or_else(Vec::new, crate::walk::path_to_bytes);
+                    order.alone(at, &name, &listed, &mut |l| {
+                        self.run.tell(l);
+                    });
+                    true
+                }
+                _ => self.run.tell(&listed),
+            };
         if err.depth() <= opts.max_depth && !told {
             let name = err
                 .path()
@@ -227,6 +270,14 @@ impl Visitor for Counter<'_> {
         }
         let own = AtomicTotals::default();
         own.add(Totals { inodes: 1, ..t });
+        let node = match (&self.run.order, parent) {
+            (Some(order), None) => Some(order.root()),
+            (Some(order), Some(p)) => p
+                .node
+                .filter(|_| d.depth() <= self.run.opts.max_depth)
+                .map(|at| order.claim(at, d.c_name().map_or(&[][..], |n| n.to_bytes()))),
+            (None, _) => None,
+        };
         DirState {
             depth: d.depth(),
             own,
@@ -234,6 +285,7 @@ impl Visitor for Counter<'_> {
             children: Mutex::new(Vec::new()),
             meta: m,
             rules,
+            node,
         }
     }
 
@@ -277,7 +329,7 @@ impl Visitor for Counter<'_> {
         let is_dir = e.is_dir();
         if is_dir && !self.run.hash_all && !opts.same_file_system {
             // Counted when entered, from its own handle.
-            return Control::Continue;
+            return self.descend(e, state);
         }
         // A further link to a file counted already, known from its directory entry: no
         // call needed (most of the cost of a tree of hard-linked copies).
@@ -317,7 +369,7 @@ impl Visitor for Counter<'_> {
             return Control::Skip;
         }
         if is_dir || m.file_type().is_dir() {
-            return Control::Continue;
+            return self.descend(e, state);
         }
         self.count_file(e, state, &m)
     }
@@ -329,6 +381,7 @@ impl Visitor for Counter<'_> {
             sub,
             children,
             meta,
+            node,
             ..
         } = state;
         let own = own.into_inner();
@@ -339,13 +392,22 @@ impl Visitor for Counter<'_> {
         if depth > self.run.opts.max_depth {
             return;
         }
-        let told = self.run.tell(&Listed {
+        let listed = Listed {
             path: d.path(),
             depth,
             file_type: FileType::Dir,
             total,
             own,
-        });
+        };
+        let told = match (&self.run.order, node) {
+            (Some(order), Some(id)) => {
+                order.close(id, &listed, &mut |l| {
+                    self.run.tell(l);
+                });
+                true
+            }
+            _ => self.run.tell(&listed),
+        };
         if told && parent.is_some() {
             return;
         }

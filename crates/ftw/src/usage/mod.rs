@@ -34,6 +34,7 @@
 mod counter;
 mod links;
 mod options;
+mod order;
 mod progress;
 mod totals;
 mod tree;
@@ -132,6 +133,8 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         errors: AtomicU64::new(0),
         result: Mutex::new(None),
         stopped: std::sync::atomic::AtomicBool::new(false),
+        // A serial walk tells its lines in du's order already.
+        order: (options.stream.is_some() && options.threads != 1).then(order::Order::default),
     };
     let mut usage = DiskUsage::default();
     for root in roots {

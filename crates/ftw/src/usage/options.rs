@@ -175,7 +175,10 @@ impl UsageOptions {
     /// in du's order: depth first, each directory's entries in the order the system
     /// reads them, a subdirectory walked where it is met; so a file with links in
     /// several directories is counted where du counts it, and the kept children are in
-    /// that order. With several, in the order workers reach them.
+    /// that order. With several, the kept children are in the order workers reach
+    /// them, and the entries told to [`UsageOptions::stream`] are in du's order all
+    /// the same (a file with links in several directories is then counted where a
+    /// worker reached it first).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
         self
@@ -244,10 +247,13 @@ impl UsageOptions {
         self
     }
 
-    /// Tell each entry that would be kept to `sink` as soon as it is complete, instead of
-    /// keeping it: a directory after everything below it (the order du prints in), from
-    /// any worker, one call at a time for each worker. Memory then stays bounded
-    /// whatever the kept depth; the roots are still in the result, without their
+    /// Tell each entry that would be kept to `sink` as soon as it and everything before
+    /// it are complete, instead of keeping it, in du's order: a directory after
+    /// everything below it, the entries of a directory in the order its listing gave
+    /// them, whatever the threads. One call at a time, from any worker. Memory then
+    /// stays bounded whatever the kept depth: with several threads, only the entries
+    /// that wait on an earlier sibling still being counted are held (packed, a few
+    /// bytes and a path each). The roots are still in the result, without their
     /// children. When `sink` returns `false` the walk stops (its reader went away).
     ///
     /// ```
