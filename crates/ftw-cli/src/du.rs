@@ -5,9 +5,10 @@ use crate::msg::{report, warn};
 use crate::output::{Closed, Output};
 use crate::progress::{self, Progress};
 use crate::size::Format;
+use crate::size::{argmatch, xstrtol};
 use crate::term::{ColorArg, Names};
 use clap::{ArgAction, ArgMatches, Args};
-use ftw::usage::{Totals, UsageOptions, UsageProgress, disk_usage};
+use ftw::usage::{Stamp, TimeOf, Totals, UsageOptions, UsageProgress, disk_usage};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -37,7 +38,11 @@ coloured as 'ftw find' does (the tree view escapes them always).";
 
 /// Disk usage of each PATH: du's figures, exact, fast.
 #[derive(Args, Clone)]
-#[command(disable_help_flag = true, args_override_self = true)]
+#[command(
+    disable_help_flag = true,
+    args_override_self = true,
+    infer_long_args = true
+)]
 pub struct DuArgs {
     /// Trees to measure [default: .].
     // Read as OS strings, so that an empty one is an error for that PATH alone.
@@ -64,8 +69,14 @@ pub struct DuArgs {
     #[arg(short = 'b', long = "bytes")]
     bytes: bool,
 
-    /// du: units of SIZE bytes: 1, K, M, G, ... (powers of 1024), KB, MB, ... (of 1000).
-    #[arg(short = 'B', long = "block-size", value_name = "SIZE")]
+    /// du: units of SIZE bytes: 1, K, M, G, ... (powers of 1024), KB, MB, ... (of 1000),
+    /// KiB, MiB, ...; a unit alone is also written after each size; human-readable, si.
+    #[arg(
+        short = 'B',
+        long = "block-size",
+        value_name = "SIZE",
+        allow_hyphen_values = true
+    )]
     block_size: Option<String>,
 
     /// du: --block-size=1K.
@@ -112,10 +123,44 @@ pub struct DuArgs {
     #[arg(short = 'P', long = "no-dereference")]
     no_dereference: bool,
 
+    /// du: follow only the PATHs that are symbolic links (-H is the same).
+    #[arg(short = 'D', long = "dereference-args", visible_short_alias = 'H')]
+    dereference_args: bool,
+
+    /// du: leave out entries smaller than SIZE if positive, larger than -SIZE if
+    /// negative (bytes, or entries with --inodes; K, M, KB, ... as -B).
+    #[arg(
+        short = 't',
+        long = "threshold",
+        value_name = "SIZE",
+        allow_hyphen_values = true
+    )]
+    threshold: Option<String>,
+
+    /// du: show the latest modification time of everything at and below each entry; WORD:
+    /// atime, access, use (last access), ctime, status (last change of status).
+    #[arg(long = "time", value_name = "WORD", num_args = 0..=1, require_equals = true,
+          default_missing_value = MTIME, hide_default_value = true)]
+    time: Option<String>,
+
+    /// du: how --time writes times: full-iso, long-iso (the default), iso, or +FORMAT
+    /// (as date's); else TIME_STYLE.
+    #[arg(long = "time-style", value_name = "STYLE")]
+    time_style: Option<String>,
+
+    /// du: the PATHs, NUL-ended, read from file F ('-': standard input), not the
+    /// command line.
+    #[arg(long = "files0-from", value_name = "F")]
+    files0_from: Option<PathBuf>,
+
     /// du: skip entries whose path, or its tail after a '/', matches the shell glob
     /// PATTERN (may be given several times).
     #[arg(long = "exclude", value_name = "PATTERN")]
     exclude: Vec<String>,
+
+    /// du: --exclude each pattern of FILE (one a line).
+    #[arg(short = 'X', long = "exclude-from", value_name = "FILE")]
+    exclude_from: Vec<PathBuf>,
 
     /// Leave out entries matching the glob, and everything below a directory that does
     /// (ftw find's -E: a glob without '/' matches names, one with '/' the end of the
@@ -185,6 +230,11 @@ impl DuArgs {
             || self.one_file_system
             || self.dereference
             || !self.exclude.is_empty()
+            || !self.exclude_from.is_empty()
+            || self.dereference_args
+            || self.threshold.is_some()
+            || self.time.is_some()
+            || self.files0_from.is_some()
             || self.inodes
             || self.null
     }
@@ -222,7 +272,7 @@ fn size_format(args: &DuArgs, m: &ArgMatches) -> Result<Format, String> {
             "bytes" => Format::blocks(1),
             "block_size" => {
                 let spec = args.block_size.as_deref().unwrap_or_default();
-                Format::parse(spec).map_err(|_| format!("invalid -B argument '{spec}'"))?
+                Format::parse(spec).map_err(|e| e.message(&spelled("block-size", 'B'), spec))?
             }
             "kilo" => Format::blocks(1024),
             "mega" => Format::blocks(1 << 20),
@@ -276,6 +326,183 @@ fn excluded(set: &globset::GlobSet, path: &[u8]) -> bool {
         .any(|(i, _)| matches(&path[i + 1..]))
 }
 
+/// A refusal of du's: `ftw du: MESSAGE`, with du's pointer to --help where du gives
+/// it, and du's status, 1.
+fn refuse(message: &str, try_help: bool) -> ExitCode {
+    let hint = if try_help {
+        "\nTry 'ftw du --help' for more information."
+    } else {
+        ""
+    };
+    let _ = writeln!(std::io::stderr(), "ftw du: {message}{hint}");
+    ExitCode::from(1)
+}
+
+/// How the option of long name `long` and short `short` was last written on the
+/// command line (`--block-size`, however abbreviated, or `-B`), as du names it in its
+/// messages.
+fn spelled(long: &str, short: char) -> String {
+    let mut last = format!("-{short}");
+    for word in std::env::args().skip(1).take_while(|w| w != "--") {
+        if let Some(name) = word.strip_prefix("--") {
+            let name = name.split('=').next().unwrap_or(name);
+            if !name.is_empty() && long.starts_with(name) {
+                last = format!("--{long}");
+            }
+        } else if word.starts_with('-') && word.contains(short) {
+            last = format!("-{short}");
+        }
+    }
+    last
+}
+
+/// `--time=WORD`: the time shown (`None`: the word was refused, and said so).
+fn time_of(word: &str) -> Result<TimeOf, String> {
+    if word == MTIME {
+        return Ok(TimeOf::Modified);
+    }
+    let words = [
+        ("atime", TimeOf::Accessed),
+        ("access", TimeOf::Accessed),
+        ("use", TimeOf::Accessed),
+        ("ctime", TimeOf::Changed),
+        ("status", TimeOf::Changed),
+    ];
+    argmatch(word, &words).map_err(|ambiguous| {
+        format!(
+            "{} argument '{word}' for '--time'\nValid arguments are:\n  - 'atime', 'access', \
+             'use'\n  - 'ctime', 'status'",
+            if ambiguous { "ambiguous" } else { "invalid" }
+        )
+    })
+}
+
+/// The strftime format of `--time-style` (else `TIME_STYLE`, as du reads it).
+fn time_format(style: Option<&str>) -> Result<String, String> {
+    let env = std::env::var("TIME_STYLE").ok();
+    let style = match (style, env.as_deref()) {
+        (Some(s), _) => s.to_string(),
+        (None, None | Some("locale")) => "long-iso".to_string(),
+        // Anything after a newline is ignored, as ls does.
+        (None, Some(s)) if s.starts_with('+') => s.split('\n').next().unwrap_or(s).to_string(),
+        (None, Some(mut s)) => {
+            while let Some(rest) = s.strip_prefix("posix-") {
+                s = rest;
+            }
+            s.to_string()
+        }
+    };
+    if let Some(format) = style.strip_prefix('+') {
+        return Ok(format.to_string());
+    }
+    let styles = [
+        ("full-iso", "%Y-%m-%d %H:%M:%S.%N %z"),
+        ("long-iso", "%Y-%m-%d %H:%M"),
+        ("iso", "%Y-%m-%d"),
+    ];
+    argmatch(&style, &styles)
+        .map(str::to_string)
+        .map_err(|ambiguous| {
+            format!(
+                "{} argument '{style}' for 'time style'\nValid arguments are:\n  - 'full-iso'\n  - \
+             'long-iso'\n  - 'iso'",
+                if ambiguous { "ambiguous" } else { "invalid" }
+            )
+        })
+}
+
+/// A time as --time writes it: in the local time zone, in `format`; its seconds where
+/// it cannot be written as a date.
+fn show_time(t: Stamp, format: &str) -> String {
+    match jiff::Timestamp::new(t.secs, t.nsec as i32) {
+        Ok(ts) => ts
+            .to_zoned(jiff::tz::TimeZone::system())
+            .strftime(format)
+            .to_string(),
+        Err(_) => t.secs.to_string(),
+    }
+}
+
+/// `--threshold=SIZE`: at least SIZE, or (negative) at most -SIZE.
+fn threshold(spec: &str) -> Result<i128, String> {
+    let t = xstrtol(spec, "kKmMGTPEZY0", true)
+        .map_err(|e| e.message(&spelled("threshold", 't'), spec))?;
+    if t == 0 && spec.starts_with('-') {
+        return Err("invalid --threshold argument '-0'".to_string());
+    }
+    Ok(t)
+}
+
+/// Reads a file named on the command line, `-` being standard input.
+fn read_arg_file(file: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    if file.as_os_str() == "-" {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v)?;
+        Ok(v)
+    } else {
+        std::fs::read(file)
+    }
+}
+
+/// `-X FILE`: its patterns, one a line, trailing blanks cut, blank lines skipped (as
+/// gnulib's `add_exclude_file`).
+fn exclude_from(file: &std::path::Path) -> Result<Vec<String>, String> {
+    let text = read_arg_file(file).map_err(|e| {
+        format!(
+            "{}: {}",
+            String::from_utf8_lossy(&crate::os::bytes(file.as_os_str())),
+            crate::msg::describe(&e)
+        )
+    })?;
+    Ok(text
+        .split(|&b| b == b'\n')
+        .map(|l| l.trim_ascii_end())
+        .filter(|l| !l.is_empty())
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .collect())
+}
+
+/// `--files0-from=F`: the PATHs it holds, NUL-ended; an empty one (or `-` read from
+/// standard input) is an error told here, and the others are counted.
+fn files0(file: &std::path::Path, failed: &mut bool) -> Result<Vec<PathBuf>, String> {
+    let shown = String::from_utf8_lossy(&crate::os::bytes(file.as_os_str())).into_owned();
+    let data = read_arg_file(file).map_err(|e| {
+        format!(
+            "cannot open '{shown}' for reading: {}",
+            crate::msg::describe(&e)
+        )
+    })?;
+    let mut names: Vec<&[u8]> = data.split(|&b| b == 0).collect();
+    if names.last().is_some_and(|n| n.is_empty()) {
+        names.pop();
+    }
+    let mut roots = Vec::new();
+    for (i, name) in names.into_iter().enumerate() {
+        if name.is_empty() {
+            report(
+                format!("{shown}:{}", i + 1).as_bytes(),
+                "invalid zero-length file name",
+            );
+            *failed = true;
+        } else if name == b"-" && file.as_os_str() == "-" {
+            warn_error("when reading file names from stdin, no file name of '-' allowed");
+            *failed = true;
+        } else {
+            roots.push(PathBuf::from(crate::os::os(name).into_owned()));
+        }
+    }
+    Ok(roots)
+}
+
+/// An error of du's own (not about a PATH), on standard error.
+fn warn_error(message: &str) {
+    let _ = writeln!(std::io::stderr(), "ftw du: {message}");
+}
+
+/// What `--time` given alone stands for (no word typed can be it: a command line holds
+/// no NUL).
+const MTIME: &str = "\0";
+
 fn usage_error(message: &str) -> ExitCode {
     let _ = writeln!(
         std::io::stderr(),
@@ -287,15 +514,45 @@ fn usage_error(message: &str) -> ExitCode {
 pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     let mut fmt = match size_format(&args, matches) {
         Ok(f) => f,
-        Err(e) => return usage_error(&e),
+        Err(e) => return refuse(&e, false),
     };
-    if args.summarize && args.max_depth.is_some_and(|d| d > 0) {
-        return usage_error(&format!(
-            "summarizing conflicts with --max-depth={}",
-            args.max_depth.unwrap_or(0)
-        ));
+    let threshold = match args.threshold.as_deref().map(threshold).transpose() {
+        Ok(t) => t,
+        Err(e) => return refuse(&e, false),
+    };
+    let time = match args.time.as_deref().map(time_of).transpose() {
+        Ok(t) => t,
+        Err(e) => return refuse(&e, true),
+    };
+    // The style is read (and may be refused) only when times are shown, as du does.
+    let time_format = match time.map(|_| time_format(args.time_style.as_deref())) {
+        Some(Ok(f)) => Some(f),
+        Some(Err(e)) => return refuse(&e, true),
+        None => None,
+    };
+    if args.summarize && args.all {
+        return refuse("cannot both summarize and show all entries", true);
     }
-    let exclude = match exclude_test(&args.exclude) {
+    if args.summarize && args.max_depth.is_some_and(|d| d > 0) {
+        return refuse(
+            &format!(
+                "warning: summarizing conflicts with --max-depth={}",
+                args.max_depth.unwrap_or(0)
+            ),
+            true,
+        );
+    }
+    if args.summarize && args.max_depth == Some(0) {
+        warn_error("warning: summarizing is the same as using --max-depth=0");
+    }
+    let mut patterns = args.exclude.clone();
+    for file in &args.exclude_from {
+        match exclude_from(file) {
+            Ok(p) => patterns.extend(p),
+            Err(e) => return refuse(&e, true),
+        }
+    }
+    let exclude = match exclude_test(&patterns) {
         Ok(e) => e,
         Err(e) => return usage_error(&e),
     };
@@ -313,7 +570,22 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     }
     let stdout_terminal = std::io::stdout().is_terminal();
     let tree = args.tree || (!args.du_options() && stdout_terminal);
-    let roots: Vec<PathBuf> = if args.paths.is_empty() {
+    let mut bad_names = false;
+    let roots: Vec<PathBuf> = if let Some(file) = &args.files0_from {
+        if let Some(extra) = args.paths.first() {
+            return refuse(
+                &format!(
+                    "extra operand '{}'\nfile operands cannot be combined with --files0-from",
+                    extra.to_string_lossy()
+                ),
+                true,
+            );
+        }
+        match files0(file, &mut bad_names) {
+            Ok(r) => r,
+            Err(e) => return refuse(&e, false),
+        }
+    } else if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
         args.paths.iter().map(PathBuf::from).collect()
@@ -339,7 +611,9 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         .max_depth(keep_depth.unwrap_or(usize::MAX))
         .count_links(args.count_links)
         .same_file_system(args.one_file_system)
-        .follow_links(args.dereference && !args.no_dereference_last(matches))
+        .follow_links(args.last_link_option(matches) == "dereference")
+        .follow_roots(args.last_link_option(matches) == "dereference_args")
+        .latest(time)
         .keep_files(args.all || tree || args.export.is_some())
         .threads(args.threads);
     if tree && args.export.is_none() {
@@ -389,16 +663,28 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         let separate = args.separate_dirs;
         let end = if args.null { 0u8 } else { b'\n' };
         let names = names.clone();
+        let time_format = time_format.clone();
         opts = opts.stream(move |l| {
-            let value = if separate && l.file_type.is_dir() {
-                measure.of(&l.own)
-            } else {
-                measure.of(&l.total)
+            let own = separate && l.file_type.is_dir();
+            let value = measure.of(if own { &l.own } else { &l.total });
+            // -t: at least the threshold, or at most its opposite (du's test).
+            let shown = match threshold {
+                Some(t) if t < 0 => i128::from(value) <= -t,
+                Some(t) => i128::from(value) >= t,
+                None => true,
             };
+            if !shown {
+                return true;
+            }
             let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
             let buf = out.buf();
             buf.extend_from_slice(fmt.show(value).as_bytes());
             buf.push(b'\t');
+            let latest = if own { l.own_latest } else { l.latest };
+            if let (Some(format), Some(t)) = (&time_format, latest) {
+                buf.extend_from_slice(show_time(t, format).as_bytes());
+                buf.push(b'\t');
+            }
             names.path(l.path, l.file_type, buf);
             buf.push(end);
             match out.end_record() {
@@ -424,7 +710,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     let usage = disk_usage(&roots, &opts);
     line.finish();
 
-    let mut status = if failed.load(Ordering::Relaxed) || usage.errors > 0 {
+    let mut status = if bad_names || failed.load(Ordering::Relaxed) || usage.errors > 0 {
         1
     } else {
         0
@@ -491,9 +777,13 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
 }
 
 impl DuArgs {
-    /// Whether -P came after the last -L (du: the last of them wins).
-    fn no_dereference_last(&self, m: &ArgMatches) -> bool {
-        self.no_dereference && last_index(m, "no_dereference") > last_index(m, "dereference")
+    /// The last of -L, -P and -H (-D) given (du: the last of them wins).
+    fn last_link_option(&self, m: &ArgMatches) -> &'static str {
+        ["dereference", "no_dereference", "dereference_args"]
+            .into_iter()
+            .filter_map(|id| last_index(m, id).map(|i| (i, id)))
+            .max()
+            .map_or("no_dereference", |(_, id)| id)
     }
 }
 

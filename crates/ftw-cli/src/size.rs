@@ -65,59 +65,33 @@ impl Format {
             .unwrap_or_else(default)
     }
 
-    /// A block size as `-B` takes it: `human-readable`, `si`, or an optional number
-    /// and an optional unit (`K`, `M`, ... powers of 1024; `KB`, `MB`, ... of 1000;
-    /// `KiB`, ... of 1024). A unit without a number is written after each size.
-    pub fn parse(spec: &str) -> Result<Format, String> {
-        let bad = || format!("invalid block size '{spec}'");
+    /// A block size as `-B` takes it (gnulib's `human_options`): `human-readable` or
+    /// `si` (or a prefix of either), or a number with an optional unit (`K`, `M`, ...
+    /// powers of 1024; `KB`, `MB`, ... of 1000; `KiB`, ... of 1024), as `strtoumax`
+    /// reads numbers (`0x10`, `010` octal, leading blanks, `+`). A unit without a
+    /// number is written after each size; a leading `'` (digit grouping) changes
+    /// nothing in the C locale. 0 is refused.
+    pub fn parse(spec: &str) -> Result<Format, NumError> {
         let s = spec.strip_prefix('\'').unwrap_or(spec);
-        if !s.is_empty() && "human-readable".starts_with(s) {
-            return Ok(Format::HUMAN);
+        if let Ok(f) = argmatch(s, &[("human-readable", Format::HUMAN), ("si", Format::SI)]) {
+            return Ok(f);
         }
-        if !s.is_empty() && "si".starts_with(s) {
-            return Ok(Format::SI);
-        }
-        let digits = s.bytes().take_while(u8::is_ascii_digit).count();
-        let (num, rest) = s.split_at(digits);
-        let mut n: u64 = if num.is_empty() {
-            1
-        } else {
-            num.parse().map_err(|_| bad())?
-        };
-        let mut fmt = Format::blocks(1);
-        if !rest.is_empty() {
-            let mut chars = rest.chars();
-            let unit = chars.next().expect("not empty");
-            let tail = chars.as_str();
-            let base: u64 = match tail {
-                "" | "iB" => 1024,
-                "B" | "D" => 1000,
-                _ => return Err(bad()),
-            };
-            let power = match unit {
-                'k' | 'K' => 1,
-                'm' | 'M' => 2,
-                'g' | 'G' => 3,
-                't' | 'T' => 4,
-                'p' | 'P' => 5,
-                'e' | 'E' => 6,
-                'z' | 'Z' => 7,
-                'y' | 'Y' => 8,
-                _ => return Err(bad()),
-            };
-            for _ in 0..power {
-                n = n.checked_mul(base).ok_or_else(bad)?;
-            }
-            if num.is_empty() {
-                fmt.letter = true;
-                fmt.b = tail.ends_with('B');
-                fmt.base1024 = tail != "B";
-            }
-        }
+        let n = xstrtol(s, "eEgGkKmMpPtTyYzZ0", false).map_err(|e| match e {
+            // A refused suffix after a 0 is a 0 all the same.
+            NumError::Suffix(0) => NumError::Invalid,
+            e => e,
+        })?;
+        let n = u64::try_from(n).map_err(|_| NumError::TooLarge)?;
         if n == 0 {
-            return Err(bad());
+            return Err(NumError::Invalid);
         }
-        fmt.block = n;
+        let mut fmt = Format::blocks(n);
+        // No digit before the end: the unit alone, written after each size.
+        if !s.bytes().any(|b| b.is_ascii_digit()) {
+            fmt.letter = true;
+            fmt.b = s.ends_with('B');
+            fmt.base1024 = !s.ends_with('B') || s.ends_with("iB");
+        }
         Ok(fmt)
     }
 
@@ -225,6 +199,154 @@ impl Format {
     }
 }
 
+/// Why gnulib's `xstrtol` refuses a number, which du tells in its words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumError {
+    /// Not a number (`invalid -B argument 'x'`).
+    Invalid,
+    /// A number (this one) followed by what is not a unit
+    /// (`invalid suffix in -t argument '1x'`).
+    Suffix(i128),
+    /// Beyond the type's range (`-t argument '...' too large`).
+    TooLarge,
+}
+
+impl NumError {
+    /// du's message for `arg` given to `option` (`-B`, `--block-size`).
+    pub fn message(self, option: &str, arg: &str) -> String {
+        match self {
+            NumError::Invalid => format!("invalid {option} argument '{arg}'"),
+            NumError::Suffix(_) => format!("invalid suffix in {option} argument '{arg}'"),
+            NumError::TooLarge => format!("{option} argument '{arg}' too large"),
+        }
+    }
+}
+
+/// gnulib's `xstrtoimax` (`signed`) or `xstrtoumax` in base 0, with the unit letters
+/// `valid` (a `0` among them allowing `KB`, `KiB`, `KD`): leading blanks, a sign
+/// (`-` refused unsigned), `0x` hexadecimal, `0` octal; a unit alone means 1 of it.
+pub fn xstrtol(s: &str, valid: &str, signed: bool) -> Result<i128, NumError> {
+    let b = s.as_bytes();
+    let mut i = b
+        .iter()
+        .take_while(|&&c| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+        .count();
+    if !signed && b.get(i) == Some(&b'-') {
+        return Err(NumError::Invalid);
+    }
+    let negative = b.get(i) == Some(&b'-');
+    if matches!(b.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let (radix, start) = match (b.get(i), b.get(i + 1), b.get(i + 2)) {
+        (Some(b'0'), Some(b'x' | b'X'), Some(h)) if h.is_ascii_hexdigit() => (16, i + 2),
+        (Some(b'0'), _, _) => (8, i),
+        _ => (10, i),
+    };
+    // The range's bound in magnitude; past it the value is clamped, as strtol does.
+    let bound: i128 = match (signed, negative) {
+        (true, true) => -(i128::from(i64::MIN)),
+        (true, false) => i128::from(i64::MAX),
+        (false, _) => i128::from(u64::MAX),
+    };
+    let mut magnitude: i128 = 0;
+    let mut overflow = false;
+    let mut j = start;
+    while let Some(d) = b.get(j).and_then(|&c| char::from(c).to_digit(radix)) {
+        magnitude = magnitude * i128::from(radix) + i128::from(d);
+        if magnitude > bound {
+            magnitude = bound;
+            overflow = true;
+        }
+        j += 1;
+    }
+    let mut value = if j == start {
+        // No number: a unit alone stands for 1 of it (the string's first byte).
+        if b.first().is_some_and(|c| valid.as_bytes().contains(c)) {
+            j = 0;
+            1
+        } else {
+            return Err(NumError::Invalid);
+        }
+    } else if negative && !signed {
+        // strtoumax negates; xstrtoumax refused '-' before.
+        return Err(NumError::Invalid);
+    } else if negative {
+        -magnitude
+    } else {
+        magnitude
+    };
+    let (min, max) = if signed {
+        (i128::from(i64::MIN), i128::from(i64::MAX))
+    } else {
+        (0, i128::from(u64::MAX))
+    };
+    if let Some(&c) = b.get(j) {
+        if !valid.as_bytes().contains(&c) {
+            return Err(NumError::Suffix(value));
+        }
+        let mut base: i128 = 1024;
+        let mut len = 1;
+        if b"EGgkKMmPQRTtYZ".contains(&c) && valid.contains('0') {
+            match (b.get(j + 1), b.get(j + 2)) {
+                (Some(b'i'), Some(b'B')) => len += 2,
+                (Some(b'B' | b'D'), _) => {
+                    base = 1000;
+                    len += 1;
+                }
+                _ => {}
+            }
+        }
+        let scale: i128 = match c {
+            b'b' => 512,
+            b'B' => 1024,
+            b'c' => 1,
+            b'w' => 2,
+            b'k' | b'K' => base,
+            b'M' | b'm' => base.pow(2),
+            b'G' | b'g' => base.pow(3),
+            b'T' | b't' => base.pow(4),
+            b'P' => base.pow(5),
+            b'E' => base.pow(6),
+            b'Z' => base.pow(7),
+            b'Y' => base.pow(8),
+            b'R' => base.pow(9),
+            b'Q' => base.pow(10),
+            _ => return Err(NumError::Suffix(value)),
+        };
+        value = value.saturating_mul(scale);
+        if value > max || value < min {
+            value = value.clamp(min, max);
+            overflow = true;
+        }
+        if j + len < b.len() {
+            return Err(NumError::Suffix(value));
+        }
+    }
+    if overflow {
+        return Err(NumError::TooLarge);
+    }
+    Ok(value)
+}
+
+/// gnulib's `argmatch`: the value of `arg` among `words`, or of the words it begins
+/// if they all have one value; else `Err(true)` if it begins words of several values,
+/// `Err(false)` if none.
+pub fn argmatch<V: Copy + PartialEq>(arg: &str, words: &[(&str, V)]) -> Result<V, bool> {
+    if let Some((_, v)) = words.iter().find(|(w, _)| *w == arg) {
+        return Ok(*v);
+    }
+    let mut found = words
+        .iter()
+        .filter(|(w, _)| w.starts_with(arg))
+        .map(|(_, v)| *v);
+    match found.next() {
+        Some(v) if found.all(|o| o == v) => Ok(v),
+        Some(_) => Err(true),
+        None => Err(false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +376,48 @@ mod tests {
         assert_eq!(Format::parse("3").unwrap().show(3_018_752), "1006251");
         assert_eq!(Format::parse("human").unwrap(), Format::HUMAN);
         assert!(Format::parse("0").is_err());
+        // As GNU du reads them: strtoumax's numbers, its messages' three kinds.
+        assert_eq!(Format::parse("0x10").unwrap(), Format::blocks(16));
+        assert_eq!(Format::parse("010").unwrap(), Format::blocks(8));
+        assert_eq!(Format::parse(" +5").unwrap(), Format::blocks(5));
+        assert_eq!(Format::parse("1g").unwrap(), Format::blocks(1 << 30));
+        for (spec, e) in [
+            ("", NumError::Invalid),
+            ("-1", NumError::Invalid),
+            ("0x", NumError::Invalid),
+            ("08", NumError::Invalid),
+            ("'", NumError::Invalid),
+            ("1.5K", NumError::Suffix(1)),
+            ("1e", NumError::Suffix(1)),
+            ("1B", NumError::Suffix(1)),
+            ("1R", NumError::Suffix(1)),
+            ("1Y", NumError::TooLarge),
+            ("18446744073709551616", NumError::TooLarge),
+        ] {
+            assert_eq!(Format::parse(spec).map(|_| ()), Err(e), "{spec:?}");
+        }
+        assert_eq!(xstrtol("-1K", "kKmMGTPEZY0", true), Ok(-1024));
+        assert_eq!(xstrtol("1KB", "kKmMGTPEZY0", true), Ok(1000));
+        assert_eq!(
+            xstrtol("-9223372036854775808", "", true),
+            Ok(i128::from(i64::MIN))
+        );
+        assert_eq!(
+            xstrtol("9223372036854775808", "", true),
+            Err(NumError::TooLarge)
+        );
+        assert_eq!(xstrtol("0x", "kK0", true), Err(NumError::Suffix(0)));
+        assert_eq!(xstrtol("K", "kK0", true), Ok(1024));
+        assert_eq!(
+            argmatch("lo", &[("full-iso", 0), ("long-iso", 1), ("iso", 2)]),
+            Ok(1)
+        );
+        assert_eq!(
+            argmatch("a", &[("atime", 0), ("access", 0), ("ctime", 1)]),
+            Ok(0)
+        );
+        assert_eq!(argmatch("", &[("a", 0), ("b", 1)]), Err(true));
+        assert_eq!(argmatch("x", &[("a", 0)]), Err(false));
         assert!(Format::parse("foo").is_err());
         assert!(Format::parse("1Q").is_err());
         // Sums saturate there: du writes it as Infinity, whatever the format.

@@ -266,6 +266,142 @@ fn du_parallel_prints_in_du_order() {
     }
 }
 
+/// `ftw du -j1 ARGS` and `du ARGS` (in `dir`, with `stdin`): the same output, status,
+/// and messages but for the program's name.
+fn same_words(dir: &Path, args: &[&str], stdin: &[u8]) {
+    let go = |cmd: &mut Command| {
+        use std::process::Stdio;
+        let mut child = cmd
+            .current_dir(dir)
+            .env("LC_ALL", "C")
+            .env("TZ", "Asia/Kolkata")
+            .env_remove("TIME_STYLE")
+            .env_remove("DU_BLOCK_SIZE")
+            .env_remove("BLOCK_SIZE")
+            .env_remove("BLOCKSIZE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        // The program's name, and ftw's note that totals are incomplete, aside.
+        let err: String = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| !l.starts_with("ftw: totals are incomplete"))
+            .map(
+                |l| match l.strip_prefix("ftw du: ").or(l.strip_prefix("ftw: ")) {
+                    Some(rest) => format!("du: {rest}\n"),
+                    None => format!("{l}\n"),
+                },
+            )
+            .collect::<String>()
+            .replace("Try 'ftw du --help'", "Try 'du --help'");
+        (out.status.code(), text(&out.stdout), err)
+    };
+    let theirs = go(Command::new("du").args(args));
+    let ours = go(Command::new(ftw_bin()).args(["du", "-j1"]).args(args));
+    assert_eq!(ours, theirs, "ftw du {args:?}");
+}
+
+#[test]
+fn du_takes_gnus_other_options_as_du_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    let t = r.join("t");
+    build(&t, false);
+    fs::write(r.join("patterns"), "*f1*  \n\n  \nsub\n").unwrap();
+    symlink("t", r.join("lt")).unwrap();
+    symlink("a", t.join("link to a")).unwrap();
+    // Times of several days and years, and nanoseconds, for --time to tell apart.
+    for (i, rel) in ["a/f1", "a/b/f2", "top", "d e", "bad\u{fffd}"]
+        .iter()
+        .enumerate()
+    {
+        let p = t.join(rel);
+        if let Ok(f) = fs::File::options().write(true).open(&p) {
+            let when = std::time::UNIX_EPOCH
+                + Duration::from_secs(1_500_000_000 + 86_400 * 400 * i as u64)
+                + Duration::from_nanos(123_456_789 * i as u64);
+            f.set_modified(when).unwrap();
+        }
+    }
+    let cases: &[&[&str]] = &[
+        // Refusals, in du's words and with its status.
+        &["-sa", "t"],
+        &["-s", "-d", "1", "t"],
+        &["-s", "-d", "0", "t"],
+        &["-B", "-1", "t"],
+        &["-B", "", "t"],
+        &["-B", "0x", "t"],
+        &["-B", "1.5K", "t"],
+        &["--block-size=1Y", "t"],
+        &["--bl=1Kx", "t"],
+        &["-t", "1Kx", "t"],
+        &["-t", "-0", "t"],
+        &["--threshold=99999999999999999999", "t"],
+        &["--time=foo", "t"],
+        &["--time=", "t"],
+        &["--time", "--time-style=posix-iso", "t"],
+        &["--time", "--time-style=bogus", "t"],
+        &["-X", "missing", "t"],
+        &["--files0-from=missing"],
+        &["--files0-from=patterns", "t"],
+        // Accepted as du accepts them.
+        &["-B", "0x10", "-s", "t"],
+        &["-B", " +010", "-s", "t"],
+        &["--human", "--tot", "-s", "t"],
+        &["--time-style=bogus", "-s", "t"],
+        &["-t", "20K", "t"],
+        &["-t", "-5K", "-a", "t"],
+        &["--threshold=1KB", "-a", "-c", "t"],
+        &["-t", "2", "--inodes", "t"],
+        &["-S", "-t", "8K", "t"],
+        &["--time", "-a", "t"],
+        &["--time", "--time-style=full-iso", "-a", "t"],
+        &["--time", "--time-style=iso", "t"],
+        &["--time", "--time-style=+%s.%N %A", "-d", "1", "t"],
+        &["--time-st=lo", "--time", "-S", "t"],
+        &["--time=ctime", "-s", "t"],
+        &["--time=use", "-s", "t"],
+        &["-X", "patterns", "-a", "t"],
+        &["--exclude-from=patterns", "--exclude", "top", "-a", "t"],
+        &["-H", "-d", "1", "lt"],
+        &["-D", "-s", "lt", "t/link to a"],
+        &["--dereference-args", "-P", "-s", "lt"],
+        &["-L", "-H", "-d", "1", "lt"],
+        &["-s", "lt"],
+    ];
+    for args in cases {
+        same_words(r, args, b"");
+    }
+    // --files0-from: names NUL-ended (the last one may not be), an empty one refused,
+    // '-' refused on standard input, the others counted; an empty list counts nothing.
+    fs::write(r.join("names"), b"t/a\0t/d e\0\0t/a\0t/top").unwrap();
+    same_words(r, &["--files0-from=names", "-c"], b"");
+    same_words(r, &["--files0-from", "-", "-s"], b"t/a\0-\0t/deep\0");
+    same_words(r, &["--files0-from=-", "-c"], b"");
+    // TIME_STYLE, as du reads it.
+    for style in ["iso", "posix-full-iso", "locale", "+%Y%n%H", "+%Y\nignored"] {
+        let run = |cmd: &mut Command| {
+            run(cmd
+                .current_dir(r)
+                .env("LC_ALL", "C")
+                .env("TZ", "UTC")
+                .env("TIME_STYLE", style)
+                .args(["--time", "t"]))
+        };
+        let ours = run(Command::new(ftw_bin()).args(["du", "-j1"]));
+        let theirs = run(&mut Command::new("du"));
+        assert_eq!(
+            text(&ours.stdout),
+            text(&theirs.stdout),
+            "TIME_STYLE={style}"
+        );
+    }
+}
+
 #[test]
 fn du_piped_prints_what_du_prints() {
     let tmp = tempfile::tempdir().unwrap();
@@ -588,10 +724,11 @@ fn du_big_tree_equals_gnu_du() {
 
 #[test]
 fn du_usage_errors() {
+    // du's own refusals exit as du's do, with 1.
     let r = ftw_du(&[OsStr::new("-s"), OsStr::new("-d"), OsStr::new("1")]);
-    assert_eq!(r.code, 2);
+    assert_eq!(r.code, 1);
     let r = ftw_du(&[OsStr::new("-B"), OsStr::new("0")]);
-    assert_eq!(r.code, 2);
+    assert_eq!(r.code, 1);
     assert!(r.stderr.contains("invalid -B argument"), "{}", r.stderr);
     let r = ftw_du(&[OsStr::new("--help")]);
     assert_eq!(r.code, 0);

@@ -3,6 +3,7 @@
 
 use super::links::Seen;
 use super::order::{NodeId, Order};
+use super::times::{Latest, Stamp};
 use super::totals::AtomicTotals;
 use super::tree::keep_largest;
 use super::{Listed, Totals, UsageNode, UsageOptions};
@@ -18,6 +19,8 @@ pub(super) struct Run<'a> {
     pub(super) seen: Seen,
     /// Remember every file, not only those with several links.
     pub(super) hash_all: bool,
+    /// What to ask of each file: [`ASK`], and the time of [`UsageOptions::latest`].
+    pub(super) ask: StatMask,
     pub(super) errors: AtomicU64,
     /// The root's node, once it is left.
     pub(super) result: Mutex<Option<UsageNode>>,
@@ -82,6 +85,9 @@ pub(super) struct DirState {
     own: AtomicTotals,
     /// Its subdirectories, folded in as they are left.
     sub: AtomicTotals,
+    /// The latest times of `own` and `sub` ([`UsageOptions::latest`]).
+    own_latest: Latest,
+    sub_latest: Latest,
     /// Its entries kept, as they come.
     children: Mutex<Vec<UsageNode>>,
     meta: Metadata,
@@ -145,6 +151,8 @@ impl Counter<'_> {
     fn count_file(&mut self, e: &Entry<'_>, state: &DirState, m: &Metadata) -> Control {
         let t = Totals::of(m);
         state.own.add(t);
+        let time = self.time(m);
+        state.own_latest.note(time);
         self.counted(t);
         if self.keep(e.depth()) && self.run.opts.stream.is_some() {
             self.path.clear();
@@ -157,6 +165,8 @@ impl Counter<'_> {
                     file_type: m.file_type(),
                     total: t,
                     own: t,
+                    latest: time,
+                    own_latest: time,
                 },
             );
         } else if self.keep(e.depth()) {
@@ -180,6 +190,11 @@ impl Counter<'_> {
         Control::Continue
     }
 
+    /// The time of `m` that [`UsageOptions::latest`] asks for.
+    fn time(&self, m: &Metadata) -> Option<Stamp> {
+        self.run.opts.latest.map(|t| t.of(m))
+    }
+
     fn keep(&self, depth: usize) -> bool {
         depth <= self.run.opts.max_depth && self.run.opts.keep_files
     }
@@ -187,7 +202,7 @@ impl Counter<'_> {
     /// A directory that the walk could not open: `du` counts its own size all the same.
     fn unreadable(&mut self, err: &Error, parent: &DirState) {
         let opts = self.run.opts;
-        let Ok(m) = sys::stat_path(err.path(), ASK, opts.follow_links) else {
+        let Ok(m) = sys::stat_path(err.path(), self.run.ask, opts.follow_links) else {
             return;
         };
         if !m.file_type().is_dir() || (opts.same_file_system && m.dev != self.root_dev) {
@@ -195,6 +210,8 @@ impl Counter<'_> {
         }
         let t = Totals::of(&m);
         parent.sub.add(t);
+        let time = self.time(&m);
+        parent.sub_latest.note(time);
         self.counted(t);
         let listed = Listed {
             path: &crate::walk::path_to_bytes(err.path()),
@@ -202,6 +219,8 @@ impl Counter<'_> {
             file_type: FileType::Dir,
             total: t,
             own: t,
+            latest: time,
+            own_latest: time,
         };
         let told = err.depth() <= opts.max_depth
             && match (&self.run.order, parent.node) {
@@ -256,8 +275,8 @@ impl Visitor for Counter<'_> {
             })
         });
         let m = match d.dir() {
-            Some(dir) => dir.stat(ASK),
-            None => sys::stat_path(&d.to_path_buf(), ASK, true),
+            Some(dir) => dir.stat(self.run.ask),
+            None => sys::stat_path(&d.to_path_buf(), self.run.ask, true),
         };
         let m = m.unwrap_or_else(|e| {
             self.run.error(&Error::io(d.to_path_buf(), d.depth(), e));
@@ -278,10 +297,14 @@ impl Visitor for Counter<'_> {
                 .map(|at| order.claim(at, d.c_name().map_or(&[][..], |n| n.to_bytes()))),
             (None, _) => None,
         };
+        let own_latest = Latest::default();
+        own_latest.note(self.time(&m));
         DirState {
             depth: d.depth(),
             own,
             sub: AtomicTotals::default(),
+            own_latest,
+            sub_latest: Latest::default(),
             children: Mutex::new(Vec::new()),
             meta: m,
             rules,
@@ -354,7 +377,7 @@ impl Visitor for Counter<'_> {
             }
             return self.count_file(e, state, &m);
         }
-        let mask = if is_dir { StatMask::ID } else { ASK };
+        let mask = if is_dir { StatMask::ID } else { self.run.ask };
         let m = match self.stat(e, mask) {
             Ok(m) => m,
             Err(err) => {
@@ -382,12 +405,17 @@ impl Visitor for Counter<'_> {
             children,
             meta,
             node,
+            own_latest,
+            sub_latest,
             ..
         } = state;
         let own = own.into_inner();
         let total = own + sub.into_inner();
+        let own_latest = own_latest.into_inner();
+        let latest = own_latest.max(sub_latest.into_inner());
         if let Some(p) = parent {
             p.sub.add(total);
+            p.sub_latest.note(latest);
         }
         if depth > self.run.opts.max_depth {
             return;
@@ -398,6 +426,8 @@ impl Visitor for Counter<'_> {
             file_type: FileType::Dir,
             total,
             own,
+            latest,
+            own_latest,
         };
         let told = match (&self.run.order, node) {
             (Some(order), Some(id)) => {

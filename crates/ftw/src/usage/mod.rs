@@ -36,17 +36,19 @@ mod links;
 mod options;
 mod order;
 mod progress;
+mod times;
 mod totals;
 mod tree;
 
 pub use options::{Listed, UsageOptions};
 pub use progress::UsageProgress;
+pub use times::{Stamp, TimeOf};
 pub use totals::Totals;
 pub use tree::{DiskUsage, UsageNode};
 
 use crate::sys;
 use crate::walk::{Error, WalkBuilder};
-use counter::{ASK, Counter, Run};
+use counter::{Counter, Run};
 use links::Seen;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -130,6 +132,7 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         opts: options,
         seen: Seen::new(),
         hash_all: roots.len() > 1 || options.follow_links,
+        ask: counter::ASK.union(options.latest.map_or(sys::StatMask::TYPE, |t| t.mask())),
         errors: AtomicU64::new(0),
         result: Mutex::new(None),
         stopped: std::sync::atomic::AtomicBool::new(false),
@@ -152,7 +155,8 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         if run.excluded(&name) {
             continue;
         }
-        let m = match sys::stat_path(root, ASK, options.follow_links) {
+        let follow = options.follow_links || options.follow_roots;
+        let m = match sys::stat_path(root, run.ask, follow) {
             Ok(m) => m,
             Err(e) => {
                 run.error(&Error::io(root.to_path_buf(), 0, e));
@@ -170,6 +174,8 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
                 file_type: node.file_type,
                 total: node.total,
                 own: node.own,
+                latest: options.latest.map(|t| t.of(&m)),
+                own_latest: options.latest.map(|t| t.of(&m)),
             });
             if let Some(p) = &options.progress {
                 p.entries.fetch_add(1, Relaxed);
@@ -213,6 +219,8 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
                     file_type: node.file_type,
                     total: node.total,
                     own: node.own,
+                    latest: options.latest.map(|t| t.of(&m)),
+                    own_latest: options.latest.map(|t| t.of(&m)),
                 });
                 node
             });

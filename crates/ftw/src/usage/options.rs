@@ -1,7 +1,7 @@
 //! What a count is asked to do: [`UsageOptions`], and what it tells as it goes
 //! ([`Listed`]).
 
-use super::{Totals, UsageProgress};
+use super::{Stamp, TimeOf, Totals, UsageProgress};
 use crate::sys::FileType;
 use crate::walk::Error;
 use std::sync::Arc;
@@ -28,6 +28,12 @@ pub struct Listed<'a> {
     pub total: Totals,
     /// The directory itself and its files, without its subdirectories (`du -S`).
     pub own: Totals,
+    /// With [`UsageOptions::latest`], the latest time at and below it (`du --time`);
+    /// `None` without.
+    pub latest: Option<Stamp>,
+    /// With [`UsageOptions::latest`], the latest time of the directory itself and its
+    /// files (`du --time -S`); `None` without.
+    pub own_latest: Option<Stamp>,
 }
 /// What is told of each error.
 type ErrorSink = Arc<dyn Fn(&Error) + Send + Sync>;
@@ -50,6 +56,8 @@ pub struct UsageOptions {
     pub(super) count_links: bool,
     pub(super) same_file_system: bool,
     pub(super) follow_links: bool,
+    pub(super) follow_roots: bool,
+    pub(super) latest: Option<TimeOf>,
     pub(super) keep_files: bool,
     pub(super) largest: usize,
     pub(super) threads: usize,
@@ -75,6 +83,8 @@ impl UsageOptions {
             count_links: false,
             same_file_system: false,
             follow_links: false,
+            follow_roots: false,
+            latest: None,
             keep_files: false,
             largest: usize::MAX,
             threads: 0,
@@ -137,6 +147,57 @@ impl UsageOptions {
     /// ```
     pub fn follow_links(mut self, yes: bool) -> Self {
         self.follow_links = yes;
+        self
+    }
+
+    /// Follow the roots that are symbolic links (`du -H`, `-D`), and no other link:
+    /// such a root counts as what it leads to. Without it (and without
+    /// [`UsageOptions::follow_links`]), a root that is a link counts as the link.
+    ///
+    /// ```
+    /// use ftw::usage::{UsageOptions, disk_usage};
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir(tmp.path().join("d"))?;
+    /// std::fs::write(tmp.path().join("d/f"), vec![1u8; 100])?;
+    /// std::os::unix::fs::symlink("f", tmp.path().join("d/inner"))?;
+    /// std::os::unix::fs::symlink("d", tmp.path().join("link"))?;
+    /// let link = tmp.path().join("link");
+    /// let root = disk_usage(&[&link], &UsageOptions::new().follow_roots(true));
+    /// // d and f, and the link inside as itself (one byte: "f").
+    /// assert_eq!(root.total.apparent, 101);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn follow_roots(mut self, yes: bool) -> Self {
+        self.follow_roots = yes;
+        self
+    }
+
+    /// Tell, with each entry streamed ([`UsageOptions::stream`]), the latest `time` of
+    /// everything counted at and below it ([`Listed::latest`]), as `du --time` shows
+    /// it: a further link to a file counted already adds nothing.
+    ///
+    /// ```
+    /// use ftw::usage::{TimeOf, UsageOptions, disk_usage};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// let f = std::fs::File::create(tmp.path().join("f"))?;
+    /// let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(4_000_000_000);
+    /// f.set_modified(when)?;
+    /// let latest = Arc::new(Mutex::new(Vec::new()));
+    /// let seen = latest.clone();
+    /// let opts = UsageOptions::new().latest(Some(TimeOf::Modified)).stream(move |l| {
+    ///     seen.lock().unwrap().push(l.latest.unwrap().secs);
+    ///     true
+    /// });
+    /// let _ = disk_usage(&[tmp.path()], &opts);
+    /// // The root's latest is its file's, in the future.
+    /// assert_eq!(*latest.lock().unwrap(), vec![4_000_000_000]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn latest(mut self, time: Option<TimeOf>) -> Self {
+        self.latest = time;
         self
     }
 

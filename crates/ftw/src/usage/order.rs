@@ -9,7 +9,7 @@
 //! comes (after everything before it was told). So only what waits on an earlier
 //! sibling is held, never the tree.
 
-use super::{Listed, Totals};
+use super::{Listed, Stamp, Totals};
 use crate::sys::FileType;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -59,12 +59,21 @@ fn hold(buf: &mut Vec<u8>, l: &Listed<'_>) {
     put(buf, l.depth as u64);
     let kind = TYPES.iter().position(|&t| t == l.file_type).unwrap_or(7);
     let same = l.own == l.total;
-    buf.push(kind as u8 | if same { 0x80 } else { 0 });
+    let times = l.latest.is_some() || l.own_latest.is_some();
+    buf.push(kind as u8 | if same { 0x80 } else { 0 } | if times { 0x40 } else { 0 });
     let both = [l.total, l.own];
     for t in &both[..if same { 1 } else { 2 }] {
         put(buf, t.bytes);
         put(buf, t.apparent);
         put(buf, t.inodes);
+    }
+    if times {
+        for t in [l.latest, l.own_latest] {
+            let t = t.unwrap_or_default();
+            // Zigzag: times before the epoch are negative.
+            put(buf, ((t.secs << 1) ^ (t.secs >> 63)) as u64);
+            put(buf, u64::from(t.nsec));
+        }
     }
 }
 
@@ -83,12 +92,25 @@ fn tell_held(buf: &[u8], at: &mut usize, tell: &mut dyn FnMut(&Listed<'_>)) {
     };
     let total = totals();
     let own = if kind & 0x80 != 0 { total } else { totals() };
+    let mut time = || {
+        (kind & 0x40 != 0).then(|| {
+            let z = get(buf, at);
+            Stamp {
+                secs: (z >> 1) as i64 ^ -((z & 1) as i64),
+                nsec: get(buf, at) as u32,
+            }
+        })
+    };
+    let latest = time();
+    let own_latest = time();
     tell(&Listed {
         path,
         depth,
-        file_type: TYPES[usize::from(kind & 0x7f)],
+        file_type: TYPES[usize::from(kind & 0x3f)],
         total,
         own,
+        latest,
+        own_latest,
     });
 }
 
@@ -284,6 +306,8 @@ mod tests {
             file_type: FileType::Dir,
             total: Totals::default(),
             own: Totals::default(),
+            latest: None,
+            own_latest: None,
         }
     }
 
@@ -317,9 +341,20 @@ mod tests {
             file_type: FileType::Fifo,
             total: big,
             own: Totals::default(),
+            latest: None,
+            own_latest: None,
         };
         hold(&mut buf, &odd);
-        hold(&mut buf, &Listed { own: big, ..odd });
+        let t = |secs, nsec| Some(Stamp { secs, nsec });
+        hold(
+            &mut buf,
+            &Listed {
+                own: big,
+                latest: t(-5, 999_999_999),
+                own_latest: t(i64::MAX, 1),
+                ..odd
+            },
+        );
         let (mut at, mut back) = (0, Vec::new());
         while at < buf.len() {
             tell_held(&buf, &mut at, &mut |x| {
