@@ -615,6 +615,8 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         .follow_roots(args.last_link_option(matches) == "dereference_args")
         .latest(time)
         .keep_files(args.all || tree || args.export.is_some())
+        // ncdu's export lists every name of a file, for ncdu to count it once.
+        .keep_every_name(args.export.is_some())
         .threads(args.threads);
     if tree && args.export.is_none() {
         opts = opts.keep_largest(lines);

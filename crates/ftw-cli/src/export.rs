@@ -78,8 +78,10 @@ fn open_node(
 ) -> io::Result<()> {
     let (asize, dsize) = if node.is_dir() {
         // What the kept children do not account for: the directory's own blocks, and
-        // everything below it that was counted but not kept.
-        let (a, d) = node.children.iter().fold((0u64, 0u64), |(a, d), c| {
+        // everything below it that was counted but not kept. A further name of a file
+        // counted elsewhere accounts for nothing here.
+        let counted = node.children.iter().filter(|c| c.counted);
+        let (a, d) = counted.fold((0u64, 0u64), |(a, d), c| {
             (
                 a.saturating_add(c.total.apparent),
                 d.saturating_add(c.total.bytes),

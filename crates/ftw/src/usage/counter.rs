@@ -195,6 +195,27 @@ impl Counter<'_> {
         self.run.opts.latest.map(|t| t.of(m))
     }
 
+    /// Whether further names of a file are kept at `depth`
+    /// ([`UsageOptions::keep_every_name`]).
+    fn every_name(&self, depth: usize) -> bool {
+        self.run.opts.keep_every_name && self.keep(depth) && self.run.opts.stream.is_none()
+    }
+
+    /// A further name of a file counted already: kept, not counted, where every name
+    /// is asked for.
+    fn further_name(&mut self, e: &Entry<'_>, state: &DirState, m: &Metadata) -> Control {
+        if self.every_name(e.depth()) {
+            let mut node = UsageNode::file(e.name().to_vec(), m);
+            node.counted = false;
+            state
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node);
+        }
+        Control::Skip
+    }
+
     fn keep(&self, depth: usize) -> bool {
         depth <= self.run.opts.max_depth && self.run.opts.keep_files
     }
@@ -357,6 +378,7 @@ impl Visitor for Counter<'_> {
         // A further link to a file counted already, known from its directory entry: no
         // call needed (most of the cost of a tree of hard-linked copies).
         if !is_dir
+            && !self.every_name(e.depth())
             && self.exact_dev == Some(state.meta.dev)
             && self.run.seen.contains(state.meta.dev, e.ino())
         {
@@ -373,7 +395,7 @@ impl Visitor for Counter<'_> {
                 ..m
             };
             if !opts.count_links && !self.run.seen.insert(m.dev, m.ino) {
-                return Control::Skip;
+                return self.further_name(e, state, &m);
             }
             return self.count_file(e, state, &m);
         }
@@ -389,6 +411,9 @@ impl Visitor for Counter<'_> {
             return Control::Skip;
         }
         if !self.run.first_time(&m) {
+            if !is_dir && !m.file_type().is_dir() {
+                return self.further_name(e, state, &m);
+            }
             return Control::Skip;
         }
         if is_dir || m.file_type().is_dir() {
@@ -458,6 +483,7 @@ impl Visitor for Counter<'_> {
             dev: meta.dev,
             ino: meta.ino,
             nlink: meta.nlink,
+            counted: true,
             children,
         };
         match parent {

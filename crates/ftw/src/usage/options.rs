@@ -1,6 +1,8 @@
 //! What a count is asked to do: [`UsageOptions`], and what it tells as it goes
 //! ([`Listed`]).
 
+#[cfg(doc)]
+use super::UsageNode;
 use super::{Stamp, TimeOf, Totals, UsageProgress};
 use crate::sys::FileType;
 use crate::walk::Error;
@@ -59,6 +61,7 @@ pub struct UsageOptions {
     pub(super) follow_roots: bool,
     pub(super) latest: Option<TimeOf>,
     pub(super) keep_files: bool,
+    pub(super) keep_every_name: bool,
     pub(super) largest: usize,
     pub(super) threads: usize,
     pub(super) exclude: Option<PathTest>,
@@ -86,6 +89,7 @@ impl UsageOptions {
             follow_roots: false,
             latest: None,
             keep_files: false,
+            keep_every_name: false,
             largest: usize::MAX,
             threads: 0,
             exclude: None,
@@ -205,6 +209,39 @@ impl UsageOptions {
     /// `du -a` or an export. Off by default.
     pub fn keep_files(mut self, yes: bool) -> Self {
         self.keep_files = yes;
+        self
+    }
+
+    /// With [`UsageOptions::keep_files`], keep every name of a file with hard links,
+    /// not the first met alone: each further name as a node whose totals are the
+    /// file's, marked not [counted](UsageNode::counted) there (as ncdu's export lists
+    /// every name, for ncdu to count the file once). Off by default.
+    ///
+    /// ```
+    /// use ftw::usage::{UsageOptions, disk_usage};
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir(tmp.path().join("a"))?;
+    /// std::fs::write(tmp.path().join("f"), vec![1u8; 100])?;
+    /// std::fs::hard_link(tmp.path().join("f"), tmp.path().join("a/g"))?;
+    /// let opts = UsageOptions::new().threads(1).keep_files(true).keep_every_name(true);
+    /// let root = &disk_usage(&[tmp.path()], &opts).roots[0];
+    /// assert_eq!(root.total.apparent, 100); // counted once
+    /// let mut names = Vec::new();
+    /// for c in &root.children {
+    ///     names.push((c.name.clone(), c.counted, c.total.apparent));
+    ///     for g in &c.children {
+    ///         names.push((g.name.clone(), g.counted, g.total.apparent));
+    ///     }
+    /// }
+    /// names.sort();
+    /// assert_eq!(names.len(), 3); // a, f and a/g: both names of the file
+    /// assert_eq!(names.iter().filter(|n| n.1 && n.2 == 100).count(), 1);
+    /// assert_eq!(names.iter().filter(|n| !n.1 && n.2 == 100).count(), 1);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn keep_every_name(mut self, yes: bool) -> Self {
+        self.keep_every_name = yes;
         self
     }
 

@@ -40,6 +40,10 @@ pub struct UsageNode {
     pub ino: u64,
     /// Its link count.
     pub nlink: u64,
+    /// `false` for a further name of a file counted under another name, kept with
+    /// [`UsageOptions::keep_every_name`]: its totals are the file's, but were not
+    /// added to its directory's (nor should they be added again).
+    pub counted: bool,
     /// The entries kept below it: in the walk's order with one thread (files as met,
     /// a directory once left, which a serial walk does before going on), else as the
     /// workers happened to finish them.
@@ -67,6 +71,7 @@ impl UsageNode {
             dev: m.dev,
             ino: m.ino,
             nlink: m.nlink,
+            counted: true,
             children: Vec::new(),
         }
     }
@@ -160,6 +165,7 @@ mod tests {
             dev: 0,
             ino: 0,
             nlink: 1,
+            counted: true,
             children: Vec::new(),
         };
         let mut v = vec![mk("a", 1), mk("b", 5), mk("c", 5), mk("d", 9), mk("e", 2)];
