@@ -105,7 +105,30 @@ fn fit(s: &str, width: usize) -> String {
 struct Line<'a> {
     node: &'a UsageNode,
     prefix: String,
-    root_value: u64,
+    /// Its share of its root, 0 to 1.
+    share: f64,
+}
+
+/// The shares of `node`'s children, given its own `share`: each child's part of the
+/// node's value, or of their sum where that is more (a total past `u64::MAX` stays
+/// there, and its children may add up to more): never more, together, than the node's.
+fn shares<F: Fn(&Totals) -> u64>(node: &UsageNode, share: f64, measure: &F) -> Vec<f64> {
+    let sum: u128 = node
+        .children
+        .iter()
+        .map(|c| u128::from(measure(&c.total)))
+        .sum();
+    let whole = sum.max(u128::from(measure(&node.total)));
+    node.children
+        .iter()
+        .map(|c| {
+            if whole == 0 {
+                0.0
+            } else {
+                share * (measure(&c.total) as f64 / whole as f64)
+            }
+        })
+        .collect()
 }
 
 /// Prints the tree of each root.
@@ -119,32 +142,33 @@ pub fn print<F: Fn(&Totals) -> u64>(
     // Pre-order, children biggest first, only the chosen ones.
     let mut lines: Vec<Line<'_>> = Vec::new();
     for root in &usage.roots {
-        let root_value = measure(&root.total);
-        // (node, its prefix for its children)
-        let mut stack: Vec<(&UsageNode, String, String)> =
-            vec![(root, String::new(), String::new())];
-        while let Some((node, prefix, child_prefix)) = stack.pop() {
+        let whole = if measure(&root.total) == 0 { 0.0 } else { 1.0 };
+        // (node, its share, its prefix, its prefix for its children)
+        let mut stack: Vec<(&UsageNode, f64, String, String)> =
+            vec![(root, whole, String::new(), String::new())];
+        while let Some((node, share, prefix, child_prefix)) = stack.pop() {
             lines.push(Line {
                 node,
                 prefix,
-                root_value,
+                share,
             });
-            let mut kids: Vec<&UsageNode> = node
+            let mut kids: Vec<(&UsageNode, f64)> = node
                 .children
                 .iter()
-                .filter(|c| chosen.contains(&(*c as *const UsageNode)))
+                .zip(shares(node, share, measure))
+                .filter(|(c, _)| chosen.contains(&(*c as *const UsageNode)))
                 .collect();
-            kids.sort_by(|a, b| {
+            kids.sort_by(|(a, _), (b, _)| {
                 measure(&b.total)
                     .cmp(&measure(&a.total))
                     .then_with(|| a.name.cmp(&b.name))
             });
             let n = kids.len();
-            for (i, k) in kids.into_iter().enumerate().rev() {
+            for (i, (k, share)) in kids.into_iter().enumerate().rev() {
                 let last = i + 1 == n;
                 let p = format!("{child_prefix}{}", if last { "└─ " } else { "├─ " });
                 let cp = format!("{child_prefix}{}", if last { "   " } else { "│  " });
-                stack.push((k, p, cp));
+                stack.push((k, share, p, cp));
             }
         }
     }
@@ -170,12 +194,7 @@ pub fn print<F: Fn(&Totals) -> u64>(
         .unwrap_or(0);
     name_w = name_w.min(longest.max(20));
     for (line, size) in lines.iter().zip(&sizes) {
-        let value = measure(&line.node.total);
-        let share = if line.root_value == 0 {
-            0.0
-        } else {
-            value as f64 / line.root_value as f64
-        };
+        let share = line.share;
         let name = escape(&line.node.name);
         let label = fit(&name, name_w.saturating_sub(width_of(&line.prefix)).max(4));
         let pad = name_w.saturating_sub(width_of(&line.prefix) + width_of(&label));

@@ -1153,6 +1153,33 @@ fn du_sizes_past_u64_are_infinity_not_wrapped() {
             text(&out.stdout)
         );
     }
+    // The tree view: the root's total is past u64::MAX, and its children's shares add
+    // up to no more than its 100%.
+    for threads in ["-j1", "-j0"] {
+        let out = ftw_du(&[
+            OsStr::new("--tree"),
+            OsStr::new("-b"),
+            OsStr::new(threads),
+            r.as_os_str(),
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let shown = text(&out.stdout);
+        let percents: Vec<u64> = shown
+            .lines()
+            .map(|l| {
+                l.trim_end()
+                    .trim_end_matches('%')
+                    .rsplit(' ')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(percents.len(), 4, "{shown}");
+        assert_eq!(percents[0], 100, "{shown}");
+        assert!(percents[1..].iter().sum::<u64>() <= 100, "{shown}");
+    }
 }
 
 /// `ftw du -o - | head`: the export's reader going away ends it quietly, with status 0,
