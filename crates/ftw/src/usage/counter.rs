@@ -1,6 +1,7 @@
 //! The counting itself: what a run's workers share ([`Run`]) and each worker's visitor
 //! ([`Counter`]), which counts each entry into its directory's totals.
 
+use super::cycles::{Lineage, Live};
 use super::links::Seen;
 use super::order::{NodeId, Order};
 use super::times::{Latest, Stamp};
@@ -26,6 +27,9 @@ pub(super) struct Run<'a> {
     pub(super) result: Mutex<Option<UsageNode>>,
     /// The stream's reader went away.
     pub(super) stopped: std::sync::atomic::AtomicBool,
+    /// The directories being counted, where a directory that is its own ancestor (a
+    /// bind mount) is not found otherwise (see [`super::cycles`]).
+    pub(super) live: Option<Live>,
     /// Where a parallel count's stream is put in du's order (none when the walk is
     /// serial, in that order already).
     pub(super) order: Option<Order>,
@@ -95,6 +99,10 @@ pub(super) struct DirState {
     rules: Option<Arc<crate::filter::Rules>>,
     /// Its node in du's order, when lines are told from it in that order.
     node: Option<NodeId>,
+    /// Its identity and its ancestors', with [`Run::live`].
+    lineage: Option<Arc<Lineage>>,
+    /// It is one of its ancestors, seen again: neither counted nor entered.
+    cycle: bool,
 }
 
 /// Each worker's visitor.
@@ -178,6 +186,25 @@ impl Counter<'_> {
                 .push(node);
         }
         Control::Continue
+    }
+
+    /// Directory `d` is one of its ancestors: as du, say nothing where it is a mount
+    /// point (a bind mount), else warn as du does (a file system's corruption).
+    fn cycle(&self, d: &DirEvent<'_>) {
+        let mount = match (d.parent_dir(), d.c_name()) {
+            (Some(parent), Some(name)) => parent.is_mount_root_at(name).unwrap_or(true),
+            _ => true,
+        };
+        if !mount {
+            let warning = "WARNING: Circular directory structure.\nThis almost certainly means \
+                           that you have a corrupted file system.\nNOTIFY YOUR SYSTEM MANAGER.\n\
+                           The following directory is part of the cycle";
+            self.run.error(&Error::io(
+                d.to_path_buf(),
+                d.depth(),
+                std::io::Error::other(warning),
+            ));
+        }
     }
 
     /// Goes into subdirectory `e` of `state`: first, in du's order, its place.
@@ -299,17 +326,31 @@ impl Visitor for Counter<'_> {
             Some(dir) => dir.stat(self.run.ask),
             None => sys::stat_path(&d.to_path_buf(), self.run.ask, true),
         };
-        let m = m.unwrap_or_else(|e| {
-            self.run.error(&Error::io(d.to_path_buf(), d.depth(), e));
-            Metadata::default()
-        });
+        let m = m.map_err(|e| self.run.error(&Error::io(d.to_path_buf(), d.depth(), e)));
+        let (lineage, cycle) = match (&self.run.live, &m) {
+            (Some(live), Ok(m)) => {
+                let id = (m.dev, m.ino);
+                let again = live.enter(id);
+                let up = parent.and_then(|p| p.lineage.clone());
+                let cycle = again && up.as_ref().is_some_and(|l| l.holds(id));
+                if cycle {
+                    self.cycle(d);
+                }
+                (Some(Lineage::new(id, up)), cycle)
+            }
+            _ => (None, false),
+        };
+        let m = m.unwrap_or_default();
+        let m = if cycle { Metadata::default() } else { m };
         let t = Totals::of(&m);
         self.counted(t);
         if d.depth() == 0 {
             self.tick();
         }
         let own = AtomicTotals::default();
-        own.add(Totals { inodes: 1, ..t });
+        if !cycle {
+            own.add(Totals { inodes: 1, ..t });
+        }
         let node = match (&self.run.order, parent) {
             (Some(order), None) => Some(order.root()),
             (Some(order), Some(p)) => p
@@ -330,6 +371,8 @@ impl Visitor for Counter<'_> {
             meta: m,
             rules,
             node,
+            lineage,
+            cycle,
         }
     }
 
@@ -353,6 +396,9 @@ impl Visitor for Counter<'_> {
         let Some(state) = dir else {
             return Control::Continue;
         };
+        if state.cycle {
+            return Control::Skip;
+        }
         if self.run.stopped.load(Relaxed) {
             return Control::Stop;
         }
@@ -432,8 +478,22 @@ impl Visitor for Counter<'_> {
             node,
             own_latest,
             sub_latest,
+            lineage,
+            cycle,
             ..
         } = state;
+        if let (Some(live), Some(l)) = (&self.run.live, &lineage) {
+            live.leave(l.id());
+        }
+        if cycle {
+            // Told nothing, and nothing added to its parent.
+            if let (Some(order), Some(id)) = (&self.run.order, node) {
+                order.close(id, None, &mut |l| {
+                    self.run.tell(l);
+                });
+            }
+            return;
+        }
         let own = own.into_inner();
         let total = own + sub.into_inner();
         let own_latest = own_latest.into_inner();
@@ -456,7 +516,7 @@ impl Visitor for Counter<'_> {
         };
         let told = match (&self.run.order, node) {
             (Some(order), Some(id)) => {
-                order.close(id, &listed, &mut |l| {
+                order.close(id, Some(&listed), &mut |l| {
                     self.run.tell(l);
                 });
                 true

@@ -32,6 +32,7 @@
 //! ```
 
 mod counter;
+mod cycles;
 mod links;
 mod options;
 mod order;
@@ -136,6 +137,9 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         errors: AtomicU64::new(0),
         result: Mutex::new(None),
         stopped: std::sync::atomic::AtomicBool::new(false),
+        // Where directories are not all remembered, those that are their own
+        // ancestors are found by their identity.
+        live: (roots.len() <= 1 && !options.follow_links).then(cycles::Live::new),
         // A serial walk tells its lines in du's order already.
         order: (options.stream.is_some() && options.threads != 1).then(order::Order::default),
     };

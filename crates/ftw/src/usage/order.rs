@@ -254,11 +254,18 @@ impl Order {
         self.lock().line(id, l, tell);
     }
 
-    /// Node `id` is done, its own line `l` last: what it tells is complete. Its
-    /// reserved subdirectories never entered tell nothing.
-    pub(super) fn close(&self, id: NodeId, l: &Listed<'_>, tell: &mut dyn FnMut(&Listed<'_>)) {
+    /// Node `id` is done, its own line `l` last (if it has one): what it tells is
+    /// complete. Its reserved subdirectories never entered tell nothing.
+    pub(super) fn close(
+        &self,
+        id: NodeId,
+        l: Option<&Listed<'_>>,
+        tell: &mut dyn FnMut(&Listed<'_>),
+    ) {
         let mut inner = self.lock();
-        inner.line(id, l, tell);
+        if let Some(l) = l {
+            inner.line(id, l, tell);
+        }
         let reserved = std::mem::take(&mut inner.nodes[id].reserved);
         for r in reserved {
             if inner.nodes[r].parent != Some(id) {
@@ -322,12 +329,12 @@ mod tests {
         order.reserve(r, b"b");
         order.reserve(r, b"never");
         let b = order.claim(r, b"b");
-        order.close(b, &l("b"), &mut tell);
+        order.close(b, Some(&l("b")), &mut tell);
         let a = order.claim(r, b"a");
         order.reserve(a, b"x");
         order.alone(a, b"x", &l("a/x"), &mut tell);
-        order.close(a, &l("a"), &mut tell);
-        order.close(r, &l("."), &mut tell);
+        order.close(a, Some(&l("a")), &mut tell);
+        order.close(r, Some(&l(".")), &mut tell);
         assert_eq!(out, ["a/x", "a", "f", "b", "."]);
         let mut buf = Vec::new();
         let big = Totals {
