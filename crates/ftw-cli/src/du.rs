@@ -659,6 +659,7 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         }
     };
     let closed: Arc<Mutex<Option<Closed>>> = Arc::default();
+    let latest_of_all: Arc<Mutex<Option<Stamp>>> = Arc::default();
     if du_lines {
         let out = out.clone();
         let closed = closed.clone();
@@ -666,7 +667,12 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         let end = if args.null { 0u8 } else { b'\n' };
         let names = names.clone();
         let time_format = time_format.clone();
+        let latest_of_all = latest_of_all.clone();
         opts = opts.stream(move |l| {
+            if l.depth == 0 {
+                let mut all = latest_of_all.lock().unwrap_or_else(|e| e.into_inner());
+                *all = (*all).max(l.latest);
+            }
             let own = separate && l.file_type.is_dir();
             let value = measure.of(if own { &l.own } else { &l.total });
             // -t: at least the threshold, or at most its opposite (du's test).
@@ -761,7 +767,14 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         let end = if args.null { 0u8 } else { b'\n' };
         let buf = out.buf();
         buf.extend_from_slice(fmt.show(measure.of(&usage.total)).as_bytes());
-        buf.extend_from_slice(b"\ttotal");
+        buf.push(b'\t');
+        // --time: the latest of the PATHs'.
+        let latest = *latest_of_all.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(format), Some(t)) = (&time_format, latest) {
+            buf.extend_from_slice(show_time(t, format).as_bytes());
+            buf.push(b'\t');
+        }
+        buf.extend_from_slice(b"total");
         buf.push(end);
         out.end_record()
     } else {

@@ -364,6 +364,7 @@ fn du_takes_gnus_other_options_as_du_does() {
         &["--time", "--time-style=+%s.%N %A", "-d", "1", "t"],
         &["--time-st=lo", "--time", "-S", "t"],
         &["--time=ctime", "-s", "t"],
+        &["--time", "-c", "-t", "1G", "t/a", "t/top"],
         &["--time=use", "-s", "t"],
         &["-X", "patterns", "-a", "t"],
         &["--exclude-from=patterns", "--exclude", "top", "-a", "t"],
