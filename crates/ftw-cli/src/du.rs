@@ -30,8 +30,8 @@ regular files and symbolic links add their size (coreutils 9.2 and later); direc
 add none. Without du's options and with standard output on a terminal, ftw shows the
 tree; with any of them, or piped, it prints what du would print, in du's order (each
 directory after its contents, in the order its directory lists them), whatever the
-threads; with -j 1, a file with hard links in several directories is also counted where
-du counts it, not where a worker met it first. Errors are reported as
+threads, a file with hard links in several directories counted where du counts it.
+Errors are reported as
 'ftw: PATH: reason' while the count goes on; the totals are then incomplete, said on
 standard error, and the exit status is 1. On a terminal, names are escaped and
 coloured as 'ftw find' does (the tree view escapes them always).";

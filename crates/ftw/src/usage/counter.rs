@@ -2,8 +2,8 @@
 //! ([`Counter`]), which counts each entry into its directory's totals.
 
 use super::cycles::{Lineage, Live};
-use super::links::Seen;
-use super::order::{NodeId, Order};
+use super::links::{Met, MetFile, Seen};
+use super::order::{Deferred, NodeId, Order, Out};
 use super::times::{Latest, Stamp};
 use super::totals::AtomicTotals;
 use super::tree::keep_largest;
@@ -33,6 +33,12 @@ pub(super) struct Run<'a> {
     /// Where a parallel count's stream is put in du's order (none when the walk is
     /// serial, in that order already).
     pub(super) order: Option<Order>,
+    /// With [`Run::order`], files that may be met again are counted in du's order, at
+    /// their turn ([`Deferred`]), not where a worker meets them first: where some
+    /// directory below a root is told.
+    pub(super) defer: bool,
+    /// With `defer`, the files met that may be met again.
+    pub(super) met: Met,
 }
 
 impl Run<'_> {
@@ -45,9 +51,12 @@ impl Run<'_> {
 
     /// Whether a file of metadata `m` is to be counted now (not met before).
     pub(super) fn first_time(&self, m: &Metadata) -> bool {
-        self.opts.count_links
-            || !(self.hash_all || (m.nlink > 1 && !m.file_type().is_dir()))
-            || self.seen.insert(m.dev, m.ino)
+        !self.remembered(m) || self.seen.insert(m.dev, m.ino)
+    }
+
+    /// Whether a file of metadata `m` may be met again, and is remembered.
+    fn remembered(&self, m: &Metadata) -> bool {
+        !self.opts.count_links && (self.hash_all || (m.nlink > 1 && !m.file_type().is_dir()))
     }
 
     pub(super) fn excluded(&self, path: &[u8]) -> bool {
@@ -72,13 +81,23 @@ impl Run<'_> {
     fn tell_in(&self, at: Option<NodeId>, listed: &Listed<'_>) -> bool {
         match (&self.order, at) {
             (Some(order), Some(id)) => {
-                order.line(id, listed, &mut |l| {
-                    self.tell(l);
-                });
+                order.line(id, listed, &mut To(self));
                 true
             }
             _ => self.tell(listed),
         }
+    }
+}
+
+/// A run's output, in du's order: its stream, and its set of files counted.
+struct To<'a>(&'a Run<'a>);
+
+impl Out for To<'_> {
+    fn tell(&mut self, l: &Listed<'_>) {
+        self.0.tell(l);
+    }
+    fn first(&mut self, dev: u64, ino: u64) -> bool {
+        self.0.seen.insert(dev, ino)
     }
 }
 
@@ -103,6 +122,11 @@ pub(super) struct DirState {
     lineage: Option<Arc<Lineage>>,
     /// It is one of its ancestors, seen again: neither counted nor entered.
     cycle: bool,
+    /// `node` is its own (else its ancestor's, below the depth told).
+    owns_node: bool,
+    /// Its deferred files not yet given to `node`: given at once, before the next
+    /// subdirectory's place or on leaving (where they come in order all the same).
+    batch: Mutex<Vec<Deferred>>,
 }
 
 /// Each worker's visitor.
@@ -163,6 +187,8 @@ impl Counter<'_> {
         state.own_latest.note(time);
         self.counted(t);
         if self.keep(e.depth()) && self.run.opts.stream.is_some() {
+            // After the files before it, waiting for their turn.
+            self.flush_deferred(state);
             self.path.clear();
             e.write_path(&mut self.path);
             self.run.tell_in(
@@ -210,7 +236,10 @@ impl Counter<'_> {
     /// Goes into subdirectory `e` of `state`: first, in du's order, its place.
     fn descend(&self, e: &Entry<'_>, state: &DirState) -> Control {
         if let (Some(order), Some(at)) = (&self.run.order, state.node) {
-            if e.depth() <= self.run.opts.max_depth {
+            let max = self.run.opts.max_depth;
+            let told = e.depth() <= max;
+            if state.owns_node && (told || (self.run.defer && e.depth() == max + 1)) {
+                self.flush_deferred(state);
                 order.reserve(at, e.name());
             }
         }
@@ -220,6 +249,67 @@ impl Counter<'_> {
     /// The time of `m` that [`UsageOptions::latest`] asks for.
     fn time(&self, m: &Metadata) -> Option<Stamp> {
         self.run.opts.latest.map(|t| t.of(m))
+    }
+
+    /// A file that may be met again: counted at its turn in du's order, with its line.
+    fn defer(
+        &mut self,
+        e: &Entry<'_>,
+        state: &DirState,
+        dev: u64,
+        ino: u64,
+        f: MetFile,
+    ) -> Control {
+        let (Some(order), Some(at)) = (&self.run.order, state.node) else {
+            return Control::Continue;
+        };
+        let MetFile {
+            file_type,
+            total,
+            latest,
+        } = f;
+        let line = self.keep(e.depth()).then(|| {
+            self.path.clear();
+            e.write_path(&mut self.path);
+            let mut packed = Vec::new();
+            super::order::hold(
+                &mut packed,
+                &Listed {
+                    path: &self.path,
+                    depth: e.depth(),
+                    file_type,
+                    total,
+                    own: total,
+                    latest,
+                    own_latest: latest,
+                },
+            );
+            packed
+        });
+        let d = Deferred {
+            dev,
+            ino,
+            total,
+            latest,
+            own: state.owns_node && state.depth <= self.run.opts.max_depth,
+            line,
+        };
+        let mut batch = state.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.push(d);
+        if batch.len() >= 1024 {
+            order.deferred(at, batch.drain(..), &mut To(self.run));
+        }
+        Control::Continue
+    }
+
+    /// Gives `state`'s deferred files to its node.
+    fn flush_deferred(&self, state: &DirState) {
+        if let (Some(order), Some(at)) = (&self.run.order, state.node) {
+            let mut batch = state.batch.lock().unwrap_or_else(|e| e.into_inner());
+            if !batch.is_empty() {
+                order.deferred(at, batch.drain(..), &mut To(self.run));
+            }
+        }
     }
 
     /// Whether further names of a file are kept at `depth`
@@ -273,11 +363,10 @@ impl Counter<'_> {
         let told = err.depth() <= opts.max_depth
             && match (&self.run.order, parent.node) {
                 (Some(order), Some(at)) => {
+                    self.flush_deferred(parent);
                     let name = err.path().file_name().map(Path::new);
                     let name = name.map_or_else(Vec::new, crate::walk::path_to_bytes);
-                    order.alone(at, &name, &listed, &mut |l| {
-                        self.run.tell(l);
-                    });
+                    order.alone(at, &name, &listed, &mut To(self.run));
                     true
                 }
                 _ => self.run.tell(&listed),
@@ -351,13 +440,22 @@ impl Visitor for Counter<'_> {
         if !cycle {
             own.add(Totals { inodes: 1, ..t });
         }
-        let node = match (&self.run.order, parent) {
-            (Some(order), None) => Some(order.root()),
-            (Some(order), Some(p)) => p
-                .node
-                .filter(|_| d.depth() <= self.run.opts.max_depth)
-                .map(|at| order.claim(at, d.c_name().map_or(&[][..], |n| n.to_bytes()))),
-            (None, _) => None,
+        let max = self.run.opts.max_depth;
+        let (node, owns_node) = match (&self.run.order, parent) {
+            (Some(order), None) => (Some(order.root()), true),
+            // Deeper than told, a directory's deferred files go to the node of its
+            // ancestor just below the depth told: all of them count there, in any order.
+            (Some(_), Some(p)) if self.run.defer && d.depth() > max.saturating_add(1) => {
+                (p.node, false)
+            }
+            (Some(order), Some(p)) => {
+                let node = p
+                    .node
+                    .filter(|_| d.depth() <= max || (self.run.defer && d.depth() == max + 1))
+                    .map(|at| order.claim(at, d.c_name().map_or(&[][..], |n| n.to_bytes())));
+                (node, true)
+            }
+            (None, _) => (None, false),
         };
         let own_latest = Latest::default();
         own_latest.note(self.time(&m));
@@ -373,6 +471,8 @@ impl Visitor for Counter<'_> {
             node,
             lineage,
             cycle,
+            owns_node,
+            batch: Mutex::new(Vec::new()),
         }
     }
 
@@ -423,7 +523,15 @@ impl Visitor for Counter<'_> {
         }
         // A further link to a file counted already, known from its directory entry: no
         // call needed (most of the cost of a tree of hard-linked copies).
+        // Counted in du's order: a further name of a file met already is known from
+        // its entry too, and waits for its turn.
+        if !is_dir && self.run.defer && self.exact_dev == Some(state.meta.dev) {
+            if let Some(f) = self.run.met.get(state.meta.dev, e.ino()) {
+                return self.defer(e, state, state.meta.dev, e.ino(), f);
+            }
+        }
         if !is_dir
+            && !self.run.defer
             && !self.every_name(e.depth())
             && self.exact_dev == Some(state.meta.dev)
             && self.run.seen.contains(state.meta.dev, e.ino())
@@ -456,8 +564,18 @@ impl Visitor for Counter<'_> {
         if opts.same_file_system && m.dev != self.root_dev {
             return Control::Skip;
         }
+        let file = !is_dir && !m.file_type().is_dir();
+        if file && self.run.defer && self.run.remembered(&m) {
+            let f = MetFile {
+                file_type: m.file_type(),
+                total: Totals::of(&m),
+                latest: self.time(&m),
+            };
+            self.run.met.insert(m.dev, m.ino, f);
+            return self.defer(e, state, m.dev, m.ino, f);
+        }
         if !self.run.first_time(&m) {
-            if !is_dir && !m.file_type().is_dir() {
+            if file {
                 return self.further_name(e, state, &m);
             }
             return Control::Skip;
@@ -469,6 +587,7 @@ impl Visitor for Counter<'_> {
     }
 
     fn leave(&mut self, d: &DirEvent<'_>, state: DirState, parent: Option<&DirState>) {
+        self.flush_deferred(&state);
         let DirState {
             depth,
             own,
@@ -480,6 +599,7 @@ impl Visitor for Counter<'_> {
             sub_latest,
             lineage,
             cycle,
+            owns_node,
             ..
         } = state;
         if let (Some(live), Some(l)) = (&self.run.live, &lineage) {
@@ -487,10 +607,8 @@ impl Visitor for Counter<'_> {
         }
         if cycle {
             // Told nothing, and nothing added to its parent.
-            if let (Some(order), Some(id)) = (&self.run.order, node) {
-                order.close(id, None, &mut |l| {
-                    self.run.tell(l);
-                });
+            if let (Some(order), Some(id), true) = (&self.run.order, node, owns_node) {
+                order.close(id, None, &mut To(self.run));
             }
             return;
         }
@@ -503,6 +621,10 @@ impl Visitor for Counter<'_> {
             p.sub_latest.note(latest);
         }
         if depth > self.run.opts.max_depth {
+            // Its deferred files and those below it are all in its node.
+            if let (Some(order), Some(id), true) = (&self.run.order, node, owns_node) {
+                order.close(id, None, &mut To(self.run));
+            }
             return;
         }
         let listed = Listed {
@@ -516,9 +638,7 @@ impl Visitor for Counter<'_> {
         };
         let told = match (&self.run.order, node) {
             (Some(order), Some(id)) => {
-                order.close(id, Some(&listed), &mut |l| {
-                    self.run.tell(l);
-                });
+                order.close(id, Some(&listed), &mut To(self.run));
                 true
             }
             _ => self.run.tell(&listed),

@@ -1,6 +1,6 @@
 //! Hard links counted once: the set of (device, inode) pairs counted.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -48,7 +48,7 @@ impl Seen {
         }
     }
 
-    fn hash(dev: u64, ino: u64) -> u64 {
+    pub(super) fn hash(dev: u64, ino: u64) -> u64 {
         (ino ^ dev.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
     }
 
@@ -81,5 +81,38 @@ impl Seen {
         let h = Seen::hash(dev, ino);
         let (word, bit) = self.bit(h);
         word.load(Relaxed) & bit != 0 && self.shard(h).contains(&(dev, ino))
+    }
+}
+
+/// What a file that may be met again was found to be, by (device, inode), for a count
+/// in du's order (where each name waits for its turn): a further name met needs no
+/// `statx`.
+pub(super) struct Met(Vec<Mutex<HashMap<(u64, u64), MetFile>>>);
+
+/// A file met: its type, totals and time.
+#[derive(Clone, Copy)]
+pub(super) struct MetFile {
+    pub(super) file_type: crate::sys::FileType,
+    pub(super) total: super::Totals,
+    pub(super) latest: Option<super::Stamp>,
+}
+
+impl Met {
+    pub(super) fn new() -> Met {
+        Met((0..64).map(|_| Mutex::new(HashMap::new())).collect())
+    }
+
+    fn shard(&self, dev: u64, ino: u64) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), MetFile>> {
+        self.0[(Seen::hash(dev, ino) >> 58) as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn insert(&self, dev: u64, ino: u64, file: MetFile) {
+        self.shard(dev, ino).insert((dev, ino), file);
+    }
+
+    pub(super) fn get(&self, dev: u64, ino: u64) -> Option<MetFile> {
+        self.shard(dev, ino).get(&(dev, ino)).copied()
     }
 }

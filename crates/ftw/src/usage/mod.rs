@@ -142,6 +142,13 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         live: (roots.len() <= 1 && !options.follow_links).then(cycles::Live::new),
         // A serial walk tells its lines in du's order already.
         order: (options.stream.is_some() && options.threads != 1).then(order::Order::default),
+        // Where a directory below a root is told, a file met twice counts where du
+        // counts it: at its first name in du's order.
+        defer: options.stream.is_some()
+            && options.threads != 1
+            && !options.count_links
+            && options.max_depth > 0,
+        met: links::Met::new(),
     };
     let mut usage = DiskUsage::default();
     for root in roots {
@@ -228,6 +235,12 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
                 });
                 node
             });
+        let mut node = node;
+        // What the files counted in du's order added, after the workers' sums.
+        if let Some(adj) = run.order.as_ref().and_then(|o| o.root_adjust()) {
+            node.total += adj.total;
+            node.own += adj.own;
+        }
         usage.total += node.total;
         usage.roots.push(node);
     }

@@ -274,9 +274,10 @@ impl UsageOptions {
     /// reads them, a subdirectory walked where it is met; so a file with links in
     /// several directories is counted where du counts it, and the kept children are in
     /// that order. With several, the kept children are in the order workers reach
-    /// them, and the entries told to [`UsageOptions::stream`] are in du's order all
-    /// the same (a file with links in several directories is then counted where a
-    /// worker reached it first).
+    /// them (and a file with links in several directories is counted where a worker
+    /// met it first), but the entries told to [`UsageOptions::stream`] are in du's
+    /// order all the same, and each such file counted where du counts it: each of its
+    /// names waits for its turn in du's order, and the first counts.
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n;
         self

@@ -53,7 +53,7 @@ fn get(buf: &[u8], at: &mut usize) -> u64 {
 
 /// Holds line `l` at the end of `buf`, packed (a few bytes and its path: a tree's
 /// worth of `du -a` lines may wait on one slow directory).
-fn hold(buf: &mut Vec<u8>, l: &Listed<'_>) {
+pub(super) fn hold(buf: &mut Vec<u8>, l: &Listed<'_>) {
     put(buf, l.path.len() as u64);
     buf.extend_from_slice(l.path);
     put(buf, l.depth as u64);
@@ -77,8 +77,67 @@ fn hold(buf: &mut Vec<u8>, l: &Listed<'_>) {
     }
 }
 
+/// What a node's files of deferred count added when their turn came: to its total,
+/// to its own (`du -S`), and their latest times.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Adjust {
+    pub(super) total: Totals,
+    pub(super) own: Totals,
+    pub(super) latest: Option<Stamp>,
+    pub(super) own_latest: Option<Stamp>,
+}
+
+impl Adjust {
+    fn apply(&self, l: &Listed<'_>) -> (Totals, Totals, Option<Stamp>, Option<Stamp>) {
+        (
+            l.total + self.total,
+            l.own + self.own,
+            l.latest.max(self.latest),
+            l.own_latest.max(self.own_latest),
+        )
+    }
+}
+
+/// Tells `l` to `out`, with what `adj` adds to it.
+fn tell_adjusted(l: &Listed<'_>, adj: Option<&Adjust>, out: &mut dyn Out) {
+    match adj {
+        Some(a) => {
+            let (total, own, latest, own_latest) = a.apply(l);
+            out.tell(&Listed {
+                total,
+                own,
+                latest,
+                own_latest,
+                ..*l
+            });
+        }
+        None => out.tell(l),
+    }
+}
+
+/// Where told lines go, and who says whether a file met again is met for the first
+/// time in du's order (the set of files counted).
+pub(super) trait Out {
+    fn tell(&mut self, l: &Listed<'_>);
+    fn first(&mut self, dev: u64, ino: u64) -> bool;
+}
+
+/// A file whose count waits for its turn in du's order: a name of a file with several
+/// links (or, where every file is remembered, any file), counted only if no name of it
+/// came before.
+pub(super) struct Deferred {
+    pub(super) dev: u64,
+    pub(super) ino: u64,
+    pub(super) total: Totals,
+    pub(super) latest: Option<Stamp>,
+    /// In its node's directory itself (its own), not below.
+    pub(super) own: bool,
+    /// Its line, packed, if it has one (`du -a`).
+    pub(super) line: Option<Vec<u8>>,
+}
+
 /// Tells the line held in `buf` at `at`, and moves `at` past it.
-fn tell_held(buf: &[u8], at: &mut usize, tell: &mut dyn FnMut(&Listed<'_>)) {
+fn tell_held(buf: &[u8], at: &mut usize, adj: Option<&Adjust>, out: &mut dyn Out) {
     let len = get(buf, at) as usize;
     let path = &buf[*at..*at + len];
     *at += len;
@@ -103,7 +162,7 @@ fn tell_held(buf: &[u8], at: &mut usize, tell: &mut dyn FnMut(&Listed<'_>)) {
     };
     let latest = time();
     let own_latest = time();
-    tell(&Listed {
+    let l = Listed {
         path,
         depth,
         file_type: TYPES[usize::from(kind & 0x3f)],
@@ -111,12 +170,17 @@ fn tell_held(buf: &[u8], at: &mut usize, tell: &mut dyn FnMut(&Listed<'_>)) {
         own,
         latest,
         own_latest,
-    });
+    };
+    tell_adjusted(&l, adj, out);
 }
 
 enum Item {
     /// So many lines held in the node's buffer.
     Lines(usize),
+    /// The node's own line, held in its buffer, told with its [`Adjust`].
+    Own,
+    /// A file counted in its turn.
+    Deferred(Box<Deferred>),
     /// A subdirectory's place: everything it tells.
     Child(NodeId),
 }
@@ -134,9 +198,28 @@ struct Node {
     name: Option<Box<[u8]>>,
     /// Everything it will tell is in `items`.
     done: bool,
+    /// What its deferred files, and its subdirectories', added.
+    adj: Adjust,
 }
 
 impl Node {
+    /// A deferred file's turn: counted, and its line told, if no name of it came
+    /// before.
+    fn resolve(&mut self, d: &Deferred, out: &mut dyn Out) {
+        if !out.first(d.dev, d.ino) {
+            return;
+        }
+        self.adj.total += d.total;
+        self.adj.latest = self.adj.latest.max(d.latest);
+        if d.own {
+            self.adj.own += d.total;
+            self.adj.own_latest = self.adj.own_latest.max(d.latest);
+        }
+        if let Some(line) = &d.line {
+            tell_held(line, &mut 0, None, out);
+        }
+    }
+
     fn push_line(&mut self, l: &Listed<'_>) {
         hold(&mut self.held, l);
         match self.items.back_mut() {
@@ -153,6 +236,8 @@ struct Inner {
     /// Subdirectories reserved and not yet claimed, by parent and name.
     unclaimed: HashMap<(NodeId, Box<[u8]>), NodeId>,
     cursor: Option<NodeId>,
+    /// The root's [`Adjust`], once it is told.
+    root_adj: Option<Adjust>,
 }
 
 impl Inner {
@@ -174,21 +259,35 @@ impl Inner {
     }
 
     /// A line from `id`: told now if the cursor is there with nothing before it.
-    fn line(&mut self, id: NodeId, l: &Listed<'_>, tell: &mut dyn FnMut(&Listed<'_>)) {
+    fn line(&mut self, id: NodeId, l: &Listed<'_>, out: &mut dyn Out) {
         if self.cursor == Some(id) && self.nodes[id].items.is_empty() {
-            tell(l);
+            out.tell(l);
         } else {
             self.nodes[id].push_line(l);
         }
     }
 
+    /// A deferred file of `id`: counted now if the cursor is there with nothing before.
+    fn deferred(&mut self, id: NodeId, d: Deferred, out: &mut dyn Out) {
+        if self.cursor == Some(id) && self.nodes[id].items.is_empty() {
+            self.nodes[id].resolve(&d, out);
+        } else {
+            self.nodes[id].items.push_back(Item::Deferred(Box::new(d)));
+        }
+    }
+
     /// Tells what can be told from the cursor on.
-    fn drain(&mut self, tell: &mut dyn FnMut(&Listed<'_>)) {
+    fn drain(&mut self, out: &mut dyn Out) {
         while let Some(c) = self.cursor {
             let node = &mut self.nodes[c];
             match node.items.pop_front() {
+                Some(Item::Own) => {
+                    let adj = node.adj;
+                    tell_held(&node.held, &mut node.read, Some(&adj), out);
+                }
+                Some(Item::Deferred(d)) => node.resolve(&d, out),
                 Some(Item::Lines(n)) => {
-                    tell_held(&node.held, &mut node.read, tell);
+                    tell_held(&node.held, &mut node.read, None, out);
                     if n > 1 {
                         node.items.push_front(Item::Lines(n - 1));
                     } else if node.read == node.held.len() {
@@ -198,9 +297,19 @@ impl Inner {
                 }
                 Some(Item::Child(id)) => self.cursor = Some(id),
                 None if node.done => {
+                    let adj = node.adj;
                     self.cursor = node.parent;
                     *node = Node::default();
                     self.free.push(c);
+                    match self.cursor {
+                        // A subdirectory's adds are its parent's, below it.
+                        Some(p) => {
+                            let up = &mut self.nodes[p].adj;
+                            up.total += adj.total;
+                            up.latest = up.latest.max(adj.latest);
+                        }
+                        None => self.root_adj = Some(adj),
+                    }
                 }
                 None => break,
             }
@@ -250,21 +359,41 @@ impl Order {
     }
 
     /// A line of `id` (a file of it), in its listing's order.
-    pub(super) fn line(&self, id: NodeId, l: &Listed<'_>, tell: &mut dyn FnMut(&Listed<'_>)) {
-        self.lock().line(id, l, tell);
+    pub(super) fn line(&self, id: NodeId, l: &Listed<'_>, out: &mut dyn Out) {
+        self.lock().line(id, l, out);
+    }
+
+    /// Files of `id` (or below it) counted in their turn, in its listing's order.
+    pub(super) fn deferred(
+        &self,
+        id: NodeId,
+        files: impl IntoIterator<Item = Deferred>,
+        out: &mut dyn Out,
+    ) {
+        let mut inner = self.lock();
+        for d in files {
+            inner.deferred(id, d, out);
+        }
+    }
+
+    /// What the last root's deferred files added to it, once it was told.
+    pub(super) fn root_adjust(&self) -> Option<Adjust> {
+        self.lock().root_adj.take()
     }
 
     /// Node `id` is done, its own line `l` last (if it has one): what it tells is
     /// complete. Its reserved subdirectories never entered tell nothing.
-    pub(super) fn close(
-        &self,
-        id: NodeId,
-        l: Option<&Listed<'_>>,
-        tell: &mut dyn FnMut(&Listed<'_>),
-    ) {
+    pub(super) fn close(&self, id: NodeId, l: Option<&Listed<'_>>, out: &mut dyn Out) {
         let mut inner = self.lock();
         if let Some(l) = l {
-            inner.line(id, l, tell);
+            if inner.cursor == Some(id) && inner.nodes[id].items.is_empty() {
+                let adj = inner.nodes[id].adj;
+                tell_adjusted(l, Some(&adj), out);
+            } else {
+                let node = &mut inner.nodes[id];
+                hold(&mut node.held, l);
+                node.items.push_back(Item::Own);
+            }
         }
         let reserved = std::mem::take(&mut inner.nodes[id].reserved);
         for r in reserved {
@@ -277,27 +406,21 @@ impl Order {
             }
         }
         inner.nodes[id].done = true;
-        inner.drain(tell);
+        inner.drain(out);
     }
 
     /// Subdirectory `name` of `parent` could not be entered and tells `l` alone, at
     /// its place if one was reserved.
-    pub(super) fn alone(
-        &self,
-        parent: NodeId,
-        name: &[u8],
-        l: &Listed<'_>,
-        tell: &mut dyn FnMut(&Listed<'_>),
-    ) {
+    pub(super) fn alone(&self, parent: NodeId, name: &[u8], l: &Listed<'_>, out: &mut dyn Out) {
         let mut inner = self.lock();
         match inner.unclaimed.remove(&(parent, name.into())) {
             Some(id) => {
                 inner.nodes[id].name = None;
                 inner.nodes[id].push_line(l);
                 inner.nodes[id].done = true;
-                inner.drain(tell);
+                inner.drain(out);
             }
-            None => inner.line(parent, l, tell),
+            None => inner.line(parent, l, out),
         }
     }
 }
@@ -318,30 +441,70 @@ mod tests {
         }
     }
 
+    /// Told lines: by path, and whole; a file is met for the first time unless its
+    /// inode is 9.
+    #[derive(Default)]
+    struct Lines(Vec<String>, Vec<Told>);
+
+    /// A line told, whole.
+    type Told = (
+        Vec<u8>,
+        usize,
+        FileType,
+        Totals,
+        Totals,
+        Option<Stamp>,
+        Option<Stamp>,
+    );
+
+    impl Out for Lines {
+        fn tell(&mut self, l: &Listed<'_>) {
+            self.0.push(String::from_utf8_lossy(l.path).into_owned());
+            self.1.push((
+                l.path.to_vec(),
+                l.depth,
+                l.file_type,
+                l.total,
+                l.own,
+                l.latest,
+                l.own_latest,
+            ));
+        }
+        fn first(&mut self, _: u64, ino: u64) -> bool {
+            ino != 9
+        }
+    }
+
     #[test]
     fn lines_come_in_listing_order_whoever_finishes_first() {
         let order = Order::default();
-        let mut out: Vec<String> = Vec::new();
-        let mut tell = |x: &Listed<'_>| out.push(String::from_utf8(x.path.to_vec()).unwrap());
+        let mut out = Lines::default();
         let r = order.root();
         order.reserve(r, b"a");
-        order.line(r, &l("f"), &mut tell);
+        order.line(r, &l("f"), &mut out);
         order.reserve(r, b"b");
         order.reserve(r, b"never");
         let b = order.claim(r, b"b");
-        order.close(b, Some(&l("b")), &mut tell);
+        order.close(b, Some(&l("b")), &mut out);
         let a = order.claim(r, b"a");
         order.reserve(a, b"x");
-        order.alone(a, b"x", &l("a/x"), &mut tell);
-        order.close(a, Some(&l("a")), &mut tell);
-        order.close(r, Some(&l(".")), &mut tell);
-        assert_eq!(out, ["a/x", "a", "f", "b", "."]);
+        order.alone(a, b"x", &l("a/x"), &mut out);
+        order.close(a, Some(&l("a")), &mut out);
+        order.close(r, Some(&l(".")), &mut out);
+        assert_eq!(out.0, ["a/x", "a", "f", "b", "."]);
+        // Every node given back: the next root starts afresh.
+        assert!(order.lock().unclaimed.is_empty());
+    }
+
+    #[test]
+    fn held_lines_come_back_whole() {
         let mut buf = Vec::new();
         let big = Totals {
             bytes: u64::MAX,
             apparent: 1 << 40,
             inodes: 3,
         };
+        let t = |secs, nsec| Some(Stamp { secs, nsec });
         let odd = Listed {
             path: b"x\xff\ny",
             depth: 300,
@@ -352,7 +515,6 @@ mod tests {
             own_latest: None,
         };
         hold(&mut buf, &odd);
-        let t = |secs, nsec| Some(Stamp { secs, nsec });
         hold(
             &mut buf,
             &Listed {
@@ -362,21 +524,80 @@ mod tests {
                 ..odd
             },
         );
-        let (mut at, mut back) = (0, Vec::new());
+        let (mut at, mut out) = (0, Lines::default());
         while at < buf.len() {
-            tell_held(&buf, &mut at, &mut |x| {
-                back.push((x.path.to_vec(), x.depth, x.file_type, x.total, x.own))
-            });
+            tell_held(&buf, &mut at, None, &mut out);
         }
-        let want = (odd.path.to_vec(), 300, FileType::Fifo, big);
+        let p = odd.path.to_vec();
         assert_eq!(
-            back,
+            out.1,
             [
-                (want.0.clone(), want.1, want.2, want.3, Totals::default()),
-                (want.0, want.1, want.2, want.3, big)
+                (
+                    p.clone(),
+                    300,
+                    FileType::Fifo,
+                    big,
+                    Totals::default(),
+                    None,
+                    None
+                ),
+                (
+                    p,
+                    300,
+                    FileType::Fifo,
+                    big,
+                    big,
+                    t(-5, 999_999_999),
+                    t(i64::MAX, 1)
+                ),
             ]
         );
-        // Every node given back: the next root starts afresh.
-        assert!(order.lock().unclaimed.is_empty());
+    }
+
+    #[test]
+    fn a_file_met_twice_counts_where_du_order_meets_it_first() {
+        let order = Order::default();
+        let mut out = Lines::default();
+        let one = Totals {
+            bytes: 10,
+            apparent: 1,
+            inodes: 1,
+        };
+        let file = |ino, own| Deferred {
+            dev: 1,
+            ino,
+            total: one,
+            latest: None,
+            own,
+            line: None,
+        };
+        let r = order.root();
+        order.reserve(r, b"a");
+        order.reserve(r, b"b");
+        // b is done first, a comes first: each file counts in its turn (9 stands for a
+        // file counted already, which counts nowhere).
+        let b = order.claim(r, b"b");
+        order.deferred(b, [file(5, true)], &mut out);
+        order.deferred(b, [file(9, true)], &mut out);
+        order.close(b, Some(&l("b")), &mut out);
+        let a = order.claim(r, b"a");
+        order.deferred(a, [file(6, true)], &mut out);
+        order.close(a, Some(&l("a")), &mut out);
+        order.deferred(r, [file(7, true)], &mut out);
+        order.close(r, Some(&l(".")), &mut out);
+        let shown: Vec<_> = out
+            .1
+            .iter()
+            .map(|o| (o.0.clone(), o.3.bytes, o.4.bytes))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (b"a".to_vec(), 10, 10),
+                (b"b".to_vec(), 10, 10),
+                (b".".to_vec(), 30, 10)
+            ]
+        );
+        assert_eq!(order.root_adjust().map(|a| a.total.bytes), Some(30));
     }
 }
