@@ -338,6 +338,36 @@ fn refuse(message: &str, try_help: bool) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// A long option abbreviated so that several begin with it, refused as du refuses it
+/// (clap says only that it is unknown): `None` if there is none among `words`.
+pub fn ambiguous(du: &clap::Command, words: &[&str]) -> Option<ExitCode> {
+    let longs: Vec<&str> = du.get_arguments().filter_map(|a| a.get_long()).collect();
+    for word in words {
+        let Some(name) = word.strip_prefix("--").filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let name = name.split('=').next().unwrap_or(name);
+        if longs.contains(&name) {
+            continue;
+        }
+        let found: Vec<String> = longs
+            .iter()
+            .filter(|l| l.starts_with(name))
+            .map(|l| format!("'--{l}'"))
+            .collect();
+        if found.len() > 1 {
+            return Some(refuse(
+                &format!(
+                    "option '--{name}' is ambiguous; possibilities: {}",
+                    found.join(" ")
+                ),
+                true,
+            ));
+        }
+    }
+    None
+}
+
 /// How the option of long name `long` and short `short` was last written on the
 /// command line (`--block-size`, however abbreviated, or `-B`), as du names it in its
 /// messages.
@@ -393,7 +423,7 @@ fn time_format(style: Option<&str>) -> Result<String, String> {
         }
     };
     if let Some(format) = style.strip_prefix('+') {
-        return Ok(format.to_string());
+        return Ok(plain_conversions(format));
     }
     let styles = [
         ("full-iso", "%Y-%m-%d %H:%M:%S.%N %z"),
@@ -409,6 +439,32 @@ fn time_format(style: Option<&str>) -> Result<String, String> {
                 if ambiguous { "ambiguous" } else { "invalid" }
             )
         })
+}
+
+/// `format` without strftime's E and O modifiers (`%Ey`, `%Od`), which the C locale
+/// ignores and jiff does not know.
+fn plain_conversions(format: &str) -> String {
+    let mut out = String::with_capacity(format.len());
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c != '%' {
+            continue;
+        }
+        // Flags and width, kept.
+        while let Some(&f) = chars
+            .peek()
+            .filter(|f| "_-0^#".contains(**f) || f.is_ascii_digit())
+        {
+            out.push(f);
+            chars.next();
+        }
+        if matches!(chars.peek(), Some('E' | 'O')) {
+            chars.next();
+        }
+        out.extend(chars.next());
+    }
+    out
 }
 
 /// A time as --time writes it: in the local time zone, in `format`; its seconds where

@@ -441,6 +441,11 @@ pub fn clap_error(command: &clap::Command, args: &[OsString], e: clap::Error) ->
                 .map(|a| a.to_str().unwrap_or(""))
                 .take_while(|&a| a != "--")
                 .collect();
+            if name == "du" {
+                if let Some(code) = crate::du::ambiguous(sub, &words) {
+                    return code;
+                }
+            }
             // '--max-depth=-1'
             for word in &words {
                 if let Some((option, value)) = word.split_once('=') {

@@ -348,6 +348,7 @@ fn du_takes_gnus_other_options_as_du_does() {
         &["-X", "missing", "t"],
         &["--files0-from=missing"],
         &["--files0-from=patterns", "t"],
+        &["--deref", "-s", "t"],
         // Accepted as du accepts them.
         &["-B", "0x10", "-s", "t"],
         &["-B", " +010", "-s", "t"],
@@ -362,6 +363,12 @@ fn du_takes_gnus_other_options_as_du_does() {
         &["--time", "--time-style=full-iso", "-a", "t"],
         &["--time", "--time-style=iso", "t"],
         &["--time", "--time-style=+%s.%N %A", "-d", "1", "t"],
+        &[
+            "--time",
+            "--time-style=+%Ey %Od %% %%Ey %-d %_m %^a %::z",
+            "-s",
+            "t",
+        ],
         &["--time-st=lo", "--time", "-S", "t"],
         &["--time=ctime", "-s", "t"],
         &["--time", "-c", "-t", "1G", "t/a", "t/top"],
@@ -376,6 +383,20 @@ fn du_takes_gnus_other_options_as_du_does() {
     ];
     for args in cases {
         same_words(r, args, b"");
+    }
+    // An abbreviation that several options begin: refused as du refuses it (the
+    // possibilities in ftw's order).
+    let amb = run(Command::new(ftw_bin())
+        .args(["du", "--s", "t"])
+        .current_dir(r));
+    assert_eq!(amb.code, 1);
+    let said = &amb.stderr;
+    assert!(
+        said.starts_with("ftw du: option '--s' is ambiguous; possibilities: "),
+        "{said}"
+    );
+    for o in ["'--si'", "'--separate-dirs'", "'--summarize'"] {
+        assert!(said.contains(o), "{said}");
     }
     // --files0-from: names NUL-ended (the last one may not be), an empty one refused,
     // '-' refused on standard input, the others counted; an empty list counts nothing.
