@@ -465,17 +465,22 @@ where
         return Err(io::Error::from(io::ErrorKind::WouldBlock));
     }
     let _ = index;
-    // Under a limit on address space (`ulimit -v`), a worker's stack (2 MiB), its
-    // buffers and the allocator's arena must fit with room to spare, or a later
-    // allocation fails and the process aborts: such a worker is not started, as where
-    // the system refuses a thread (the pool goes on with those it has).
+    room_for_thread()?;
+    std::thread::Builder::new().spawn_scoped(s, f).map(drop)
+}
+
+/// Under a limit on address space (`ulimit -v`), a worker's stack (2 MiB), its
+/// buffers and the allocator's arena must fit with room to spare, or a later
+/// allocation fails and the process aborts: such a worker is not started, as where
+/// the system refuses a thread (the pool, or the read-ahead, goes on with those it has).
+pub(crate) fn room_for_thread() -> io::Result<()> {
     if crate::sys::address_space_room().is_some_and(|room| room < WORKER_ROOM) {
         return Err(io::Error::new(
             io::ErrorKind::OutOfMemory,
             "too little address space left for another thread (ulimit -v)",
         ));
     }
-    std::thread::Builder::new().spawn_scoped(s, f).map(drop)
+    Ok(())
 }
 
 /// How often the watching thread looks at the workers while the pool may grow.
@@ -485,8 +490,10 @@ const LOOK: Duration = Duration::from_millis(10);
 /// same in the tests as in use.
 const LONG_WAIT: Duration = Duration::from_millis(200);
 
-/// The address space a worker is started with, at least, under a limit on it.
-const WORKER_ROOM: u64 = 24 << 20;
+/// The address space a worker is started with, at least, under a limit on it: its
+/// stack, and a malloc arena of its own (glibc reserves 64 MiB of address space for
+/// each, and maps twice that for a moment to align it), with room to spare.
+const WORKER_ROOM: u64 = 136 << 20;
 
 #[cfg(test)]
 thread_local! {
@@ -578,6 +585,17 @@ fn steal<J>(shared: &Shared<J>, local: &Worker<J>) -> Option<J> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worker_needs_room_for_a_malloc_arena() {
+        // glibc reserves 64 MiB of address space for each thread's arena (128 MiB for
+        // a moment): under `ulimit -v`, a worker started with less room than that made
+        // a later allocation fail and the process abort (`ftw find --sort /usr` under
+        // `ulimit -v 400000`, whose read-ahead workers were not checked at all).
+        const { assert!(WORKER_ROOM >= (128 + 2) << 20) };
+        // Without a limit on address space (as in the tests), any number may start.
+        assert!(room_for_thread().is_ok());
+    }
 
     /// Runs a binary tree of jobs of depth `depth`, each job's time counted as time in
     /// the file system (and `pause` long); returns the stats and the jobs that ran.

@@ -282,7 +282,9 @@ impl ReadAhead {
         for _ in 0..n {
             let shared = self.shared.clone();
             let started = if self.workers.len() < self.shared.opts.hooks.ahead_spawn_limit() {
-                std::thread::Builder::new().spawn(move || worker::worker(&shared))
+                super::pool::room_for_thread().and_then(|()| {
+                    std::thread::Builder::new().spawn(move || worker::worker(&shared))
+                })
             } else {
                 Err(io::Error::new(
                     io::ErrorKind::WouldBlock,
