@@ -5,7 +5,7 @@
 //! - [`WalkBuilder`]: `for entry in WalkBuilder::new(path)` walks a tree, as walkdir's
 //!   `WalkDir` does, yielding a [`DirEntry`] for each entry (or a [`walk::Error`] for
 //!   what could not be read: the walk goes on).
-//! - [`dir_size`]: a tree's size, as `du -sb` gives it: the apparent sizes of its files
+//! - [`dir_size`]: a tree's size, as `du -sb` gives it (coreutils 9.2 and later): the apparent sizes of its files
 //!   and links, each hard-linked file counted once.
 //! - [`remove_dir_all`]: a drop-in for [`std::fs::remove_dir_all`], in parallel and safe
 //!   against symbolic links put in place of directories while it runs.
