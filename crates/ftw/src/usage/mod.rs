@@ -55,7 +55,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
-/// The size of the tree at `path` in bytes, as `du -sb` of coreutils 9.2 and later gives it (9.1 and earlier also add each directory's own size): the apparent sizes
+/// The size of the tree at `path` in bytes, as `du -sb` of coreutils 9.2 and later
+/// gives it (9.1 and earlier also add each directory's own size): the apparent sizes
 /// (`st_size`) of the files and symbolic links in it, each file counted once however
 /// many hard links it has in the tree; directories and other files add 0; links are
 /// not followed, so a `path` that is a link counts as the link (name it with a trailing
