@@ -5,7 +5,7 @@
 
 use super::info::attribute_tag;
 use super::info::is_link;
-use super::paths::{final_path, is_sep, join_nul, one_name, rel_wide, verbatim};
+use super::paths::{final_path, is_sep, join_nul, one_name, open_path, rel_wide};
 #[cfg(test)]
 use super::seam;
 use super::wine::{WineName, under_wine};
@@ -13,7 +13,6 @@ use super::{DIR_ACCESS, Dir, SHARE_ALL, UNKNOWN_DEV, invalid_name, not_a_dir, nt
 use std::ffi::{CStr, OsString};
 use std::io;
 use std::os::windows::ffi::OsStringExt;
-use std::os::windows::fs::OpenOptionsExt;
 use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -111,23 +110,6 @@ fn open_no_link(
         nt_open(root, name, access, options | FILE_OPEN_REPARSE_POINT, false).map_err(nt_error)?;
     let (attrs, tag) = attribute_tag(h.as_handle())?;
     Ok((!is_link(attrs, tag)).then_some(h))
-}
-
-/// Opens `path` with `CreateFileW` (through std) for `access`, with backup semantics
-/// (which directories need), following a link only with `follow`. The path is given in
-/// its [`verbatim`] form: its names are taken as written.
-pub(super) fn open_path(path: &Path, access: u32, follow: bool) -> io::Result<std::fs::File> {
-    let mut flags = fs::FILE_FLAG_BACKUP_SEMANTICS;
-    if !follow {
-        flags |= fs::FILE_FLAG_OPEN_REPARSE_POINT;
-    }
-    let mut v = verbatim(path)?;
-    v.pop();
-    std::fs::OpenOptions::new()
-        .access_mode(access)
-        .share_mode(SHARE_ALL)
-        .custom_flags(flags)
-        .open(OsString::from_wide(&v))
 }
 
 fn open_dir_path(path: &Path, follow: bool) -> io::Result<Dir> {

@@ -1,14 +1,15 @@
 //! Names and paths in UTF-16: a name relative to a directory, a directory's path and an
 //! entry's, the final path of a handle, and the `\\?\` (verbatim) form of a path given
-//! to ftw, whose names the system then takes as written; and a link's target, read by
-//! its path.
+//! to ftw, whose names the system then takes as written, and a path opened by it; and a
+//! link's target, read by its path.
 
-use super::{Dir, invalid_name, last_error};
+use super::{Dir, SHARE_ALL, invalid_name, last_error};
 use crate::sys::names::wide;
 use crate::sys::os_to_bytes;
 use std::ffi::{CStr, OsString};
 use std::io;
 use std::os::windows::ffi::{OsStrExt, OsStringExt};
+use std::os::windows::fs::OpenOptionsExt;
 use std::os::windows::io::{AsRawHandle, BorrowedHandle};
 use std::path::Path;
 
@@ -225,4 +226,21 @@ impl Dir {
         let target = std::fs::read_link(self.entry_path(name)?)?;
         Ok(os_to_bytes(target.as_os_str()))
     }
+}
+
+/// Opens `path` with `CreateFileW` (through std) for `access`, with backup semantics
+/// (which directories need), following a link only with `follow`. The path is given in
+/// its [`verbatim`] form: its names are taken as written.
+pub(super) fn open_path(path: &Path, access: u32, follow: bool) -> io::Result<std::fs::File> {
+    let mut flags = fs::FILE_FLAG_BACKUP_SEMANTICS;
+    if !follow {
+        flags |= fs::FILE_FLAG_OPEN_REPARSE_POINT;
+    }
+    let mut v = verbatim(path)?;
+    v.pop();
+    std::fs::OpenOptions::new()
+        .access_mode(access)
+        .share_mode(SHARE_ALL)
+        .custom_flags(flags)
+        .open(OsString::from_wide(&v))
 }

@@ -4,7 +4,8 @@
 //! way with exactly the fields asked for.
 
 use super::info::{attribute_tag, query_info, type_of};
-use super::open::{nt_open, open_path};
+use super::open::nt_open;
+use super::paths::open_path;
 use super::paths::{join_nul, one_name, verbatim};
 #[cfg(test)]
 use super::seam;

@@ -4,7 +4,7 @@
 //! link as what it leads to, whatever the flags).
 
 use super::info::query_info;
-use super::open::open_path;
+use super::paths::open_path;
 #[cfg(test)]
 use super::seam;
 use super::{DIR_ACCESS, Dir};
