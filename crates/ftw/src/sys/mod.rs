@@ -53,6 +53,12 @@ mod linux;
 #[cfg(all(target_os = "linux", not(ftw_portable)))]
 pub use linux::*;
 
+// Copying where there is no native backend for it: std::fs, by path.
+#[cfg(any(not(target_os = "linux"), ftw_portable))]
+mod std_copy;
+#[cfg(any(not(target_os = "linux"), ftw_portable))]
+pub use std_copy::{File, copy_data, umask};
+
 #[cfg(windows)]
 mod names;
 #[cfg(all(windows, not(ftw_portable)))]
@@ -328,6 +334,62 @@ pub fn listing_answers(mask: StatMask) -> bool {
         && !mask.contains(StatMask::ID)
         && !mask.contains(StatMask::NLINK)
         && !mask.contains(StatMask::TIMES)
+}
+
+/// The times a copy sets on a file: last access and last modification, each in
+/// seconds since the Unix epoch and nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileTimes {
+    /// The last access: seconds and nanoseconds.
+    pub accessed: (i64, u32),
+    /// The last modification: seconds and nanoseconds.
+    pub modified: (i64, u32),
+}
+
+impl FileTimes {
+    /// The access and modification times of `m` (asked for with [`StatMask::TIMES`]
+    /// and [`StatMask::MTIME`]).
+    pub fn of(m: &Metadata) -> FileTimes {
+        FileTimes {
+            accessed: (m.atime, m.atime_nsec),
+            modified: (m.mtime, m.mtime_nsec),
+        }
+    }
+}
+
+/// Whether [`copy_data`] first asks the file system to share the source's blocks
+/// (`FICLONE`), as `cp --reflink` says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reflink {
+    /// Where the file system can (Btrfs, XFS, bcachefs), else copy (GNU cp 9's default).
+    #[default]
+    Auto,
+    /// Only by sharing blocks: a file system that cannot is an error.
+    Always,
+    /// Never: the data is copied.
+    Never,
+}
+
+/// How [`copy_data`] treats holes, as `cp --sparse` says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sparse {
+    /// A file with fewer blocks than its size needs has its holes kept (found with
+    /// `SEEK_DATA`/`SEEK_HOLE`); others are copied whole.
+    #[default]
+    Auto,
+    /// Holes kept, and each block of zeros read made a hole too.
+    Always,
+    /// Every byte written: holes become allocated zeros.
+    Never,
+}
+
+/// How [`copy_data`] moves a file's data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataCopy {
+    /// Whether to share blocks first.
+    pub reflink: Reflink,
+    /// What becomes of holes.
+    pub sparse: Sparse,
 }
 
 /// Whether `name` is `.` or `..`.
