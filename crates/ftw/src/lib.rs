@@ -49,6 +49,9 @@
 //!   relative to directory handles, serial or parallel, safe against symbolic links put
 //!   in place of directories while it runs; what it did in a [`remove::Summary`], made a
 //!   `Result` by [`remove::Summary::into_result`].
+//! - [`copy`]: copies of whole trees ([`copy_tree`], [`copy_dir_all`]), as exact as
+//!   `cp -a` with [`CopyOptions::archive`], relative to directory handles on both
+//!   sides, serial or parallel, hard links kept across sources ([`copy::copy_trees`]).
 //! - [`usage`]: disk usage ([`disk_usage`]): totals per directory, hard links counted
 //!   once, one `statx` per file.
 //!
@@ -57,6 +60,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod copy;
 pub mod filter;
 pub mod remove;
 pub mod sys;
@@ -64,6 +68,7 @@ mod tree_error;
 pub mod usage;
 pub mod walk;
 
+pub use copy::{CopyOptions, copy_dir_all, copy_tree};
 pub use remove::{RemoveOptions, remove_dir_all, remove_dir_contents, remove_tree};
 pub use tree_error::TreeError;
 pub use usage::{
