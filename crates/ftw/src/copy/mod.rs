@@ -137,6 +137,7 @@ pub struct CopyOptions {
     link_files: bool,
     force: bool,
     same_file_system: bool,
+    parents: bool,
     data: DataCopy,
     fd_budget: Option<usize>,
     report: Option<Arc<dyn Report>>,
@@ -153,6 +154,7 @@ impl fmt::Debug for CopyOptions {
             .field("link_files", &self.link_files)
             .field("force", &self.force)
             .field("same_file_system", &self.same_file_system)
+            .field("parents", &self.parents)
             .field("data", &self.data)
             .field("fd_budget", &self.fd_budget)
             .finish_non_exhaustive()
@@ -178,6 +180,7 @@ impl CopyOptions {
             link_files: false,
             force: false,
             same_file_system: false,
+            parents: false,
             data: DataCopy::default(),
             fd_budget: None,
             report: None,
@@ -233,6 +236,15 @@ impl CopyOptions {
     /// they are made, empty.
     pub fn same_file_system(mut self, yes: bool) -> Self {
         self.same_file_system = yes;
+        self
+    }
+
+    /// `cp --parents`: each pair's destination is a directory, below which the
+    /// source's path as given is made (a leading `/` left out): its directories made as
+    /// copies of the source's (their mode, owner and times kept as the others are,
+    /// once the copy is in them).
+    pub fn parents(mut self, yes: bool) -> Self {
+        self.parents = yes;
         self
     }
 
@@ -409,7 +421,11 @@ where
 {
     let shared = Shared::new(options);
     for (src, dst) in pairs {
-        shared.copy_root(src.as_ref(), dst.as_ref());
+        if options.parents {
+            shared.copy_with_parents(src.as_ref(), dst.as_ref());
+        } else {
+            shared.copy_root(src.as_ref(), dst.as_ref());
+        }
     }
     shared.summary()
 }
@@ -633,6 +649,59 @@ impl<'a> Shared<'a> {
         Ok(base)
     }
 
+    /// `--parents`: makes the directories of `src`'s path below the directory `dir`,
+    /// copies `src` there, then sets those directories' attributes, innermost first.
+    fn copy_with_parents(&self, src: &Path, dir: &Path) {
+        let names: Vec<&std::ffi::OsStr> = src
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        let Some((_, above)) = names.split_last() else {
+            return self.copy_root(src, dir);
+        };
+        let mut src_prefix = std::path::PathBuf::new();
+        if src.has_root() {
+            src_prefix.push("/");
+        }
+        let mut dst_path = dir.to_path_buf();
+        let mut made: Vec<(Arc<Node>, Vec<u8>)> = Vec::new();
+        let mut handle = match Dir::open(dir) {
+            Ok(d) => Arc::new(d),
+            Err(e) => return self.fail(&crate::walk::path_to_bytes(dir), 0, e),
+        };
+        for name in above {
+            src_prefix.push(name);
+            dst_path.push(name);
+            let dst_b = crate::walk::path_to_bytes(&dst_path);
+            let meta = match sys::stat_path(&src_prefix, StatMask::ALL, true) {
+                Ok(m) => m,
+                Err(e) => return self.fail(&crate::walk::path_to_bytes(&src_prefix), 0, e),
+            };
+            let Ok(c_name) = CString::new(crate::walk::path_to_bytes(Path::new(name))) else {
+                return self.fail(&dst_b, 0, io::Error::from(ErrorKind::InvalidInput));
+            };
+            let parent = made.last().map(|(n, _)| n.clone());
+            let Some(node) = self.make_dir(&handle, parent, &c_name, &meta, &dst_b, 0) else {
+                break;
+            };
+            handle = match self.handle(&node) {
+                Ok(h) => h,
+                Err(e) => return self.fail(&dst_b, 0, e),
+            };
+            made.push((node, dst_b));
+        }
+        if made.len() == above.len() {
+            self.copy_root(src, &dir.join(names.iter().collect::<std::path::PathBuf>()));
+        }
+        for (node, dst_b) in made.iter().rev() {
+            self.finish_dir(node, dst_b, 0);
+            self.close(node);
+        }
+    }
+
     /// Copies one source given by the caller to `dst`.
     fn copy_root(&self, src: &Path, dst: &Path) {
         let src_b = crate::walk::path_to_bytes(src);
@@ -674,12 +743,6 @@ impl<'a> Shared<'a> {
             };
             self.copy_entry(&at, meta.file_type(), follow);
             return;
-        }
-        if into_itself(src, dst) {
-            return err(io::Error::new(
-                ErrorKind::InvalidInput,
-                format!("cannot copy a directory into itself, {}", dst.display()),
-            ));
         }
         let sdir = match Dir::open(src) {
             Ok(d) => d,
@@ -838,11 +901,11 @@ impl<'a> Shared<'a> {
         if listed == FileType::Unknown || (follow && listed == FileType::Symlink) {
             match at.src_dir.stat_at(at.name, StatMask::TYPE, follow) {
                 Ok(m) => listed = m.file_type(),
-                Err(e) if follow && e.kind() == ErrorKind::NotFound => {
-                    // A dangling link, followed: copied as the link it is.
-                    listed = FileType::Symlink;
+                Err(e) => {
+                    // A dangling link, followed, is an error, as for cp -L.
+                    let e = context("cannot stat", e);
+                    return self.fail(at.src_path, at.depth, e);
                 }
-                Err(e) => return self.fail(at.src_path, at.depth, e),
             }
         }
         let follow = follow && listed != FileType::Symlink;
@@ -1303,14 +1366,14 @@ impl Visitor for Copier<'_, '_> {
             let roots = shared.dst_roots.lock().unwrap_or_else(|e| e.into_inner());
             if roots.contains(&(m.dev, m.ino)) {
                 drop(roots);
-                shared.fail(
-                    ev.path(),
-                    ev.depth(),
-                    io::Error::new(
-                        ErrorKind::InvalidInput,
-                        "cannot copy a directory into itself",
-                    ),
+                // As GNU cp: what is there is copied, the copy's own directory
+                // refused, said of the source given and the copy made of it.
+                let reason = format!(
+                    "cannot copy a directory into itself, {}",
+                    bytes_to_path(self.dst_root.to_vec()).display()
                 );
+                let src_root = &ev.path()[..self.src_len.min(ev.path().len())];
+                shared.fail(src_root, 0, io::Error::new(ErrorKind::InvalidInput, reason));
                 return None;
             }
             drop(roots);

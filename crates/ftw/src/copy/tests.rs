@@ -146,18 +146,25 @@ fn copy_trees_links_a_file_across_sources() {
 }
 
 #[test]
-fn copy_into_itself_is_refused_and_nothing_made() {
+fn copy_into_itself_refuses_the_copy_itself_as_gnu_cp_does() {
     let tmp = tempfile::tempdir().unwrap();
     let a = tmp.path().join("a");
     std::fs::create_dir_all(a.join("b")).unwrap();
-    let s = copy_tree(&a, a.join("b/c"), &CopyOptions::new());
-    assert_eq!(s.error_count, 1);
-    assert!(
-        s.errors[0].reason().contains("into itself"),
-        "{}",
-        s.errors[0]
-    );
-    assert!(!a.join("b/c").exists());
+    std::fs::write(a.join("f"), b"x").unwrap();
+    for threads in [1, 2] {
+        let _ = std::fs::remove_dir_all(a.join("b/c"));
+        let s = copy_tree(&a, a.join("b/c"), &CopyOptions::new().threads(threads));
+        assert_eq!(s.error_count, 1);
+        assert!(
+            s.errors[0].reason().contains("into itself"),
+            "{}",
+            s.errors[0]
+        );
+        assert_eq!(s.errors[0].path(), a);
+        assert!(a.join("b/c/b").is_dir() && a.join("b/c/f").is_file());
+        assert!(!a.join("b/c/b/c").exists(), "never into the copy itself");
+    }
+    assert!(into_itself(&a, &a.join("b/c")));
     assert!(into_itself(&a, &a));
 }
 
