@@ -306,10 +306,14 @@ fn pairs(args: &CpArgs) -> Result<Vec<(PathBuf, PathBuf)>, (String, u8)> {
             // The library makes the SOURCE's path below DIR.
             return dir.to_path_buf();
         }
-        match src.file_name() {
-            Some(name) => dir.join(name),
-            // '.', '..', '/': what is in it goes into DIR itself.
-            None => dir.to_path_buf(),
+        // The SOURCE's last name as written ('a/.' ends in '.'): '.', '..' or none
+        // ('/') puts what is in it into DIR itself, as GNU cp does.
+        let bytes = crate::os::bytes(src.as_os_str());
+        let end = bytes.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
+        let last = bytes[..end].rsplit(|&b| b == b'/').next().unwrap_or(b"");
+        match last {
+            b"" | b"." | b".." => dir.to_path_buf(),
+            _ => dir.join(ftw::sys::bytes_to_os(last)),
         }
     };
     if let Some(dir) = &args.target_directory {

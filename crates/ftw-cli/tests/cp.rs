@@ -568,6 +568,9 @@ fn cp_parents_and_target_directory_put_copies_where_gnu_does() {
         &["-a", "a", "g", "missing"],
         &["-a", "-T", "a", "out"],
         &["-a", "g", "newname"],
+        &["-a", "a/.", "out"],
+        &["-a", "a/", "out"],
+        &["-a", "a/.", "fresh"],
     ] {
         let both = Both::new(setup);
         both.run(args, &[]);
@@ -611,5 +614,67 @@ fn cp_refuses_backups_prompts_and_contexts() {
         (0, &b"f -> out/f\n"[..]),
         "{}",
         r.stderr
+    );
+}
+
+#[test]
+fn cp_never_writes_through_a_link_swapped_in_for_a_destination_directory() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    for i in 0..40 {
+        for j in 0..10 {
+            let d = src.join(format!("d{i}/e{j}"));
+            std::fs::create_dir_all(&d).unwrap();
+            for k in 0..10 {
+                std::fs::write(d.join(format!("f{k}")), b"x").unwrap();
+            }
+        }
+    }
+    let mut met = 0;
+    for round in 0..4 {
+        let dst = tmp.path().join(format!("dst{round}"));
+        let done = Arc::new(AtomicBool::new(false));
+        let racer = {
+            let (dst, outside, done) = (dst.clone(), outside.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !done.load(Ordering::Relaxed) {
+                    for i in 0..40 {
+                        for sub in [format!("d{i}"), format!("d{i}/e{}", n % 10)] {
+                            let d = dst.join(&sub);
+                            let moved = dst.join(format!("moved-{n}"));
+                            if std::fs::rename(&d, &moved).is_ok() {
+                                let _ = symlink(&outside, &d);
+                            }
+                            n += 1;
+                        }
+                    }
+                }
+            })
+        };
+        let threads = if round % 2 == 0 { "1" } else { "2" };
+        // A small limit of handles, so that the copy must open its directories again.
+        let r = run(Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -n 24 && exec \"$0\" cp -a -j \"$1\" \"$2\" \"$3\"")
+            .arg(ftw_bin())
+            .arg(threads)
+            .arg(&src)
+            .arg(&dst));
+        done.store(true, Ordering::Relaxed);
+        racer.join().unwrap();
+        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+        met += usize::from(r.code == 1);
+        let found: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+        assert!(found.is_empty(), "written outside DEST: {found:?}");
+    }
+    // The race was run: some copy met a link where it had made a directory.
+    assert!(
+        met > 0,
+        "no copy met a swapped link: the test raced nothing"
     );
 }

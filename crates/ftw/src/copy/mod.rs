@@ -713,11 +713,26 @@ impl<'a> Shared<'a> {
             Err(e) => return err(e),
         };
         let Some((dst_parent, dst_name)) = split(dst) else {
-            return self.fail(
-                &dst_b,
-                0,
-                io::Error::new(ErrorKind::InvalidInput, "no name to copy to"),
-            );
+            // `.`, `..`, `/`: a directory there already, merged into.
+            if meta.file_type() != FileType::Dir {
+                let e = io::Error::new(ErrorKind::InvalidInput, "no name to copy to");
+                return self.fail(&dst_b, 0, e);
+            }
+            let dir = match Dir::open(dst).and_then(|d| Ok((d.stat(StatMask::ID)?, d))) {
+                Ok((m, d)) => (Arc::new(d), (m.dev, m.ino)),
+                Err(e) => return self.fail(&dst_b, 0, e),
+            };
+            // Never closed for want of room: it cannot be opened again by a name.
+            let node = Arc::new(Node {
+                parent: None,
+                above: None,
+                name: CString::default(),
+                id: dir.1,
+                handle: Mutex::new(Some(dir.0)),
+                src: meta,
+                made: false,
+            });
+            return self.walk_root(src, &src_b, &dst_b, node);
         };
         let dparent = match Dir::open(&dst_parent) {
             Ok(d) => Arc::new(d),
@@ -744,20 +759,26 @@ impl<'a> Shared<'a> {
             self.copy_entry(&at, meta.file_type(), follow);
             return;
         }
+        if let Some(node) = self.make_dir(&dparent, None, &dst_name, &meta, &dst_b, 0) {
+            self.walk_root(src, &src_b, &dst_b, node);
+        }
+    }
+
+    /// Copies the directory `src` (its path `src_b`) into its copy's `node` (at
+    /// `dst_b`): its extended attributes, then everything below it, by a walk.
+    fn walk_root(&self, src: &Path, src_b: &[u8], dst_b: &[u8], node: Arc<Node>) {
         let sdir = match Dir::open(src) {
             Ok(d) => d,
-            Err(e) => return err(e),
+            Err(e) => return self.fail(src_b, 0, e),
         };
-        let Some(node) = self.make_dir(&dparent, None, &dst_name, &meta, &dst_b, 0) else {
-            return;
-        };
+        let src_dev = sdir.stat(StatMask::ID).map_or(0, |m| m.dev);
         if self.opts.preserve.xattr {
             if let Err(e) = copy_dir_xattrs(&sdir, &node, self) {
                 let e = context("cannot preserve extended attributes", e);
-                self.fail(&dst_b, 0, e);
+                self.fail(dst_b, 0, e);
             }
         }
-        self.copied(&src_b, &dst_b, FileType::Dir);
+        self.copied(src_b, dst_b, FileType::Dir);
         self.dst_roots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -774,8 +795,9 @@ impl<'a> Shared<'a> {
         let stats = builder.run(|| Copier {
             shared: self,
             root: node.clone(),
+            src_dev,
             src_len,
-            dst_root: &dst_b,
+            dst_root: dst_b,
             dst_path: Vec::new(),
             src_path: Vec::new(),
         });
@@ -1314,6 +1336,8 @@ fn copy_xattrs(from: XattrFd<'_>, to: XattrFd<'_>) -> io::Result<()> {
 struct Copier<'s, 'a> {
     shared: &'s Shared<'a>,
     root: Arc<Node>,
+    /// The source's device, for `-x`.
+    src_dev: u64,
     /// The length of the source's path, which each entry's path begins with.
     src_len: usize,
     dst_root: &'s [u8],
@@ -1322,6 +1346,39 @@ struct Copier<'s, 'a> {
 }
 
 impl Copier<'_, '_> {
+    /// With `-x`: a directory on another file system than its source's is made, empty
+    /// (as GNU cp makes a mount point), and not entered.
+    fn mount_point(&mut self, e: &Entry<'_>, node: &Arc<Node>) -> Control {
+        let (Some(sdir), Some(name)) = (e.dir(), e.c_name()) else {
+            return Control::Continue;
+        };
+        let follow = self.shared.opts.dereference == Dereference::Always;
+        let m = match sdir.stat_at(name, StatMask::ALL, follow) {
+            Ok(m) if m.dev != self.src_dev => m,
+            _ => return Control::Continue,
+        };
+        let mut src_path = Vec::new();
+        e.write_path(&mut src_path);
+        let mut dst_path = Vec::new();
+        self.dst_of(&src_path, &mut dst_path);
+        let shared = self.shared;
+        let parent = match shared.handle(node) {
+            Ok(d) => d,
+            Err(err) => {
+                shared.fail(&dst_path, e.depth(), err);
+                return Control::Skip;
+            }
+        };
+        if let Some(made) =
+            shared.make_dir(&parent, Some(node.clone()), name, &m, &dst_path, e.depth())
+        {
+            shared.copied(&src_path, &dst_path, FileType::Dir);
+            shared.finish_dir(&made, &dst_path, e.depth());
+            shared.close(&made);
+        }
+        Control::Skip
+    }
+
     /// The destination path of the source path `src`.
     fn dst_of(&self, src: &[u8], out: &mut Vec<u8>) {
         out.clear();
@@ -1415,6 +1472,9 @@ impl Visitor for Copier<'_, '_> {
             return Control::Skip;
         };
         if e.is_dir() {
+            if self.shared.opts.same_file_system {
+                return self.mount_point(e, node);
+            }
             return Control::Continue;
         }
         let (Some(sdir), Some(name)) = (e.dir(), e.c_name()) else {
@@ -1481,7 +1541,11 @@ impl Visitor for Copier<'_, '_> {
                 }
             }
         }
-        self.shared.close(&node);
+        // A root merged into a directory named by no name (`.`) keeps its handle: it
+        // could not be opened again (and it was never counted).
+        if node.parent.is_some() || node.above.is_some() {
+            self.shared.close(&node);
+        }
         self.dst_path = dst_path;
     }
 }
