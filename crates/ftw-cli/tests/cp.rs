@@ -358,6 +358,63 @@ fn hostile(root: &Path) {
         )
         .unwrap();
     }
+    rfs::mknodat(
+        rfs::CWD,
+        s1.join("socket"),
+        rfs::FileType::Socket,
+        Mode::from(0o600),
+        0,
+    )
+    .unwrap();
+    if is_root() {
+        // /dev/null's numbers: a character device made again only by root.
+        let null = rfs::makedev(1, 3);
+        rfs::mknodat(
+            rfs::CWD,
+            s1.join("null"),
+            rfs::FileType::CharacterDevice,
+            Mode::from(0o620),
+            null,
+        )
+        .unwrap();
+        rfs::mknodat(
+            rfs::CWD,
+            s1.join("block"),
+            rfs::FileType::BlockDevice,
+            Mode::from(0o600),
+            rfs::makedev(7, 200),
+        )
+        .unwrap();
+    }
+    // A POSIX ACL (user 1234 may read), as the kernel keeps it: the extended attribute
+    // system.posix_acl_access (version 2; entries of tag, permissions, id).
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (1u16, 6u16, u32::MAX),
+        (2, 4, 1234),
+        (4, 4, u32::MAX),
+        (0x10, 4, u32::MAX),
+        (0x20, 4, u32::MAX),
+    ] {
+        acl.extend(tag.to_le_bytes());
+        acl.extend(perm.to_le_bytes());
+        acl.extend(id.to_le_bytes());
+    }
+    std::fs::write(s1.join("with-acl"), b"acl").unwrap();
+    let f = rfs::open(
+        s1.join("with-acl"),
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .unwrap();
+    if let Err(e) = rfs::fsetxattr(
+        &f,
+        "system.posix_acl_access",
+        &acl,
+        rfs::XattrFlags::empty(),
+    ) {
+        eprintln!("no POSIX ACLs on {root:?} ({e}): not among the checks");
+    }
     if user_xattrs(root) {
         set_xattr(&s1.join("plain/a.txt"), "user.note", b"hello\0world");
         set_xattr(&s1.join("plain"), "user.dir", b"d");
@@ -676,5 +733,43 @@ fn cp_never_writes_through_a_link_swapped_in_for_a_destination_directory() {
     assert!(
         met > 0,
         "no copy met a swapped link: the test raced nothing"
+    );
+}
+
+#[test]
+fn cp_a_copies_a_directory_of_100_000_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let dir = rfs::open(
+        &src,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .unwrap();
+    for i in 0..100_000 {
+        let name = format!("file-{i}");
+        if i % 1000 == 0 {
+            rfs::mkdirat(&dir, name.as_str(), Mode::from(0o750)).unwrap();
+        } else {
+            let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC;
+            let f = rfs::openat(&dir, name.as_str(), flags, Mode::from(0o640)).unwrap();
+            if i % 7 == 0 {
+                rustix::io::write(&f, name.as_bytes()).unwrap();
+            }
+        }
+    }
+    drop(dir);
+    fix_times(&src);
+    let dst = tmp.path().join("dst");
+    let r = run(Command::new(ftw_bin())
+        .args(["cp", "-a"])
+        .arg(&src)
+        .arg(&dst));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert_listings(
+        "a directory of 100,000 entries",
+        &listing(&src, Times::Kept),
+        &listing(&dst, Times::Kept),
     );
 }
