@@ -773,3 +773,18 @@ fn cp_a_copies_a_directory_of_100_000_entries() {
         &listing(&dst, Times::Kept),
     );
 }
+
+#[test]
+fn cp_r_and_cp_rp_are_gnu_cps_on_a_hostile_tree() {
+    for (args, times) in [
+        (["-r", "-j1"], Times::Ignored),
+        (["-rp", "-j2"], Times::Kept),
+    ] {
+        let both = Both::new(|d| {
+            hostile(d);
+            std::fs::create_dir(d.join("out")).unwrap();
+        });
+        both.run(&[args[0], "s1", "s2", "out"], &[args[1]]);
+        both.same(&format!("cp {args:?}"), times);
+    }
+}

@@ -58,7 +58,8 @@ pub const KEPT_ERRORS: usize = 100;
 /// permission bits less the umask, as `cp` gives them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Preserve {
-    /// Permission bits, set-user-ID, set-group-ID and sticky included.
+    /// Permission bits, set-user-ID, set-group-ID and sticky included, and POSIX ACLs
+    /// (GNU cp keeps them with the mode).
     pub mode: bool,
     /// Owner and group: as root; otherwise the group where this process is in it, and
     /// no error where the system refuses (as GNU cp does).
@@ -772,7 +773,7 @@ impl<'a> Shared<'a> {
             Err(e) => return self.fail(src_b, 0, e),
         };
         let src_dev = sdir.stat(StatMask::ID).map_or(0, |m| m.dev);
-        if self.opts.preserve.xattr {
+        if self.opts.preserve.xattr || self.opts.preserve.mode {
             if let Err(e) = copy_dir_xattrs(&sdir, &node, self) {
                 let e = context("cannot preserve extended attributes", e);
                 self.fail(dst_b, 0, e);
@@ -877,7 +878,15 @@ impl<'a> Shared<'a> {
         let mode = if p.mode {
             Some(kept_mode(m.mode, owned))
         } else if node.made {
-            Some(m.mode & 0o777 & !self.umask)
+            // As mkdir would have made it (GNU cp asks mkdir for the source's bits):
+            // permissions and sticky bit less the umask, set-group-ID as inherited
+            // from its parent; changed only where that differs (it was made 0700).
+            let want = m.mode & 0o1777 & !self.umask;
+            match dir.stat(StatMask::MODE) {
+                Ok(now) if now.mode & 0o7777 == (now.mode & 0o2000) | want => None,
+                Ok(now) => Some((now.mode & 0o2000) | want),
+                Err(_) => Some(want),
+            }
         } else {
             None
         };
@@ -1189,8 +1198,8 @@ impl<'a> Shared<'a> {
         if p.ownership {
             owned = self.set_owner(|u, g| dst.set_owner(u, g), meta, at.dst_path, at.depth);
         }
-        if p.xattr {
-            copy_xattrs(XattrFd::File(src), XattrFd::File(&dst))
+        if p.xattr || p.mode {
+            copy_xattrs(XattrFd::File(src), XattrFd::File(&dst), p.xattr)
                 .map_err(|e| context("cannot preserve extended attributes", e))?;
         }
         if p.mode {
@@ -1306,15 +1315,25 @@ fn quiet_xattr_error(e: &io::Error) -> bool {
         || refused(e)
 }
 
-/// Copies every extended attribute of `from` to `to` (POSIX ACLs are the attributes
-/// `system.posix_acl_access` and `system.posix_acl_default`).
-fn copy_xattrs(from: XattrFd<'_>, to: XattrFd<'_>) -> io::Result<()> {
+/// Whether `name` is a POSIX ACL's extended attribute: kept with the mode, as GNU cp
+/// keeps ACLs with `--preserve=mode`.
+fn is_acl(name: &[u8]) -> bool {
+    name == b"system.posix_acl_access" || name == b"system.posix_acl_default"
+}
+
+/// Copies the extended attributes of `from` to `to`: every one with `all`, else the
+/// POSIX ACLs alone (the attributes `system.posix_acl_access` and
+/// `system.posix_acl_default`).
+fn copy_xattrs(from: XattrFd<'_>, to: XattrFd<'_>, all: bool) -> io::Result<()> {
     let names = match from.names() {
         Ok(n) => n,
         Err(e) if quiet_xattr_error(&e) => return Ok(()),
         Err(e) => return Err(e),
     };
     for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        if !all && !is_acl(name) {
+            continue;
+        }
         let Ok(name) = CString::new(name) else {
             continue;
         };
@@ -1443,7 +1462,7 @@ impl Visitor for Copier<'_, '_> {
             };
             let node =
                 shared.make_dir(&pdir, Some(parent.clone()), name, &m, &dst_path, ev.depth())?;
-            if shared.opts.preserve.xattr {
+            if shared.opts.preserve.xattr || shared.opts.preserve.mode {
                 if let Err(e) = copy_dir_xattrs(src, &node, shared) {
                     shared.fail(
                         &dst_path,
@@ -1553,7 +1572,11 @@ impl Visitor for Copier<'_, '_> {
 /// Copies a source directory's extended attributes to its copy's handle.
 fn copy_dir_xattrs(src: &Dir, node: &Arc<Node>, shared: &Shared<'_>) -> io::Result<()> {
     let dst = shared.handle(node)?;
-    copy_xattrs(XattrFd::OwnDir(src), XattrFd::OwnDir(&dst))
+    copy_xattrs(
+        XattrFd::OwnDir(src),
+        XattrFd::OwnDir(&dst),
+        shared.opts.preserve.xattr,
+    )
 }
 
 #[cfg(all(test, unix))]
