@@ -388,6 +388,13 @@ pub fn run(args: CpArgs) -> ExitCode {
             return usage(&e);
         }
     }
+    // An explicit --no-preserve=mode gives new entries the default modes (GNU).
+    let default_modes = !preserve.mode
+        && args
+            .no_preserve
+            .iter()
+            .flat_map(|l| l.split(','))
+            .any(|w| w == "mode" || w == "all");
     let dereference = if args.dereference {
         Dereference::Always
     } else if args.deref_roots {
@@ -433,6 +440,7 @@ pub fn run(args: CpArgs) -> ExitCode {
         .force(args.force)
         .same_file_system(args.one_file_system)
         .parents(args.parents)
+        .default_modes(default_modes)
         .reflink(match args.reflink {
             ReflinkArg::Auto => Reflink::Auto,
             ReflinkArg::Always => Reflink::Always,

@@ -777,14 +777,27 @@ fn cp_a_copies_a_directory_of_100_000_entries() {
 #[test]
 fn cp_r_and_cp_rp_are_gnu_cps_on_a_hostile_tree() {
     for (args, times) in [
-        (["-r", "-j1"], Times::Ignored),
-        (["-rp", "-j2"], Times::Kept),
+        (&["-r"][..], Times::Ignored),
+        (&["-rp"], Times::Kept),
+        (&["-rd"], Times::Ignored),
+        (&["-al"], Times::Kept),
+        (&["-a", "--no-preserve=mode,ownership"], Times::Kept),
+        (
+            &["-a", "--preserve=xattr", "--no-preserve=timestamps"],
+            Times::Ignored,
+        ),
     ] {
-        let both = Both::new(|d| {
-            hostile(d);
-            std::fs::create_dir(d.join("out")).unwrap();
-        });
-        both.run(&[args[0], "s1", "s2", "out"], &[args[1]]);
-        both.same(&format!("cp {args:?}"), times);
+        for threads in ["-j1", "-j3"] {
+            let both = Both::new(|d| {
+                hostile(d);
+                std::fs::create_dir(d.join("out")).unwrap();
+            });
+            let all: Vec<&str> = args.iter().copied().chain(["s1", "s2", "out"]).collect();
+            both.run(&all, &[threads]);
+            both.same(&format!("cp {args:?} {threads}"), times);
+            // Again over the copy: files replaced in place, links made again.
+            both.run(&all, &[threads]);
+            both.same(&format!("cp {args:?} {threads}, twice"), times);
+        }
     }
 }

@@ -139,6 +139,7 @@ pub struct CopyOptions {
     force: bool,
     same_file_system: bool,
     parents: bool,
+    default_modes: bool,
     data: DataCopy,
     fd_budget: Option<usize>,
     report: Option<Arc<dyn Report>>,
@@ -156,6 +157,7 @@ impl fmt::Debug for CopyOptions {
             .field("force", &self.force)
             .field("same_file_system", &self.same_file_system)
             .field("parents", &self.parents)
+            .field("default_modes", &self.default_modes)
             .field("data", &self.data)
             .field("fd_budget", &self.fd_budget)
             .finish_non_exhaustive()
@@ -182,6 +184,7 @@ impl CopyOptions {
             force: false,
             same_file_system: false,
             parents: false,
+            default_modes: false,
             data: DataCopy::default(),
             fd_budget: None,
             report: None,
@@ -246,6 +249,14 @@ impl CopyOptions {
     /// once the copy is in them).
     pub fn parents(mut self, yes: bool) -> Self {
         self.parents = yes;
+        self
+    }
+
+    /// New entries get the default modes (0666, or 0777 for directories and sockets,
+    /// less the umask) rather than their sources' (GNU cp's explicit
+    /// `--no-preserve=mode`); without [`Preserve::mode`] only.
+    pub fn default_modes(mut self, yes: bool) -> Self {
+        self.default_modes = yes;
         self
     }
 
@@ -863,6 +874,22 @@ impl<'a> Shared<'a> {
         Some(node)
     }
 
+    /// The permission bits a new entry is made with (less the umask, by the kernel or
+    /// by [`Shared::finish_dir`]): its source's, and a directory's sticky bit; with
+    /// [`CopyOptions::default_modes`], 0666 (0777 for a directory or a socket), as GNU
+    /// cp's `--no-preserve=mode` makes them.
+    fn new_mode(&self, m: &Metadata) -> u32 {
+        let ft = m.file_type();
+        let wide = matches!(ft, FileType::Dir | FileType::Socket);
+        match (self.opts.default_modes, wide) {
+            // A directory's sticky bit stays all the same (GNU's mkdir is asked for it).
+            (true, true) => 0o777 | (m.mode & 0o1000),
+            (true, false) => 0o666,
+            (false, true) if ft == FileType::Dir => m.mode & 0o1777,
+            (false, _) => m.mode & 0o777,
+        }
+    }
+
     /// Sets a directory's owner, mode and times once its contents are copied.
     fn finish_dir(&self, node: &Arc<Node>, dst_path: &[u8], depth: usize) {
         let dir = match self.handle(node) {
@@ -881,7 +908,7 @@ impl<'a> Shared<'a> {
             // As mkdir would have made it (GNU cp asks mkdir for the source's bits):
             // permissions and sticky bit less the umask, set-group-ID as inherited
             // from its parent; changed only where that differs (it was made 0700).
-            let want = m.mode & 0o1777 & !self.umask;
+            let want = self.new_mode(m) & !self.umask;
             match dir.stat(StatMask::MODE) {
                 Ok(now) if now.mode & 0o7777 == (now.mode & 0o2000) | want => None,
                 Ok(now) => Some((now.mode & 0o2000) | want),
@@ -1102,7 +1129,7 @@ impl<'a> Shared<'a> {
                 at.dst_dir.symlink_at(&target, at.dst_name)
             }),
             _ => self.copy_special(at, meta, |_| {
-                let mode = (meta.mode & 0o170000) | (meta.mode & 0o777);
+                let mode = (meta.mode & 0o170000) | self.new_mode(meta);
                 at.dst_dir.make_node_at(at.dst_name, mode, meta.rdev)
             }),
         };
@@ -1167,13 +1194,13 @@ impl<'a> Shared<'a> {
     /// A regular file: made (or an existing one opened, emptied), its data copied,
     /// then owner, extended attributes, mode and times set on it.
     fn copy_file(&self, at: &At<'_>, src: &sys::File, meta: &Metadata) -> io::Result<()> {
-        let dst = match at.dst_dir.create_file_at(at.dst_name, meta.mode & 0o777) {
+        let dst = match at.dst_dir.create_file_at(at.dst_name, self.new_mode(meta)) {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                 let d = self.may_replace(at, Some(meta))?;
                 let reopen = || {
                     at.dst_dir.unlink_at(at.dst_name)?;
-                    at.dst_dir.create_file_at(at.dst_name, meta.mode & 0o777)
+                    at.dst_dir.create_file_at(at.dst_name, self.new_mode(meta))
                 };
                 if d.file_type() != FileType::File {
                     // A link (never written through), a fifo...: replaced.
@@ -1199,7 +1226,7 @@ impl<'a> Shared<'a> {
             owned = self.set_owner(|u, g| dst.set_owner(u, g), meta, at.dst_path, at.depth);
         }
         if p.xattr || p.mode {
-            copy_xattrs(XattrFd::File(src), XattrFd::File(&dst), p.xattr)
+            copy_xattrs(XattrFd::File(src), XattrFd::File(&dst), p.mode, p.xattr)
                 .map_err(|e| context("cannot preserve extended attributes", e))?;
         }
         if p.mode {
@@ -1321,17 +1348,19 @@ fn is_acl(name: &[u8]) -> bool {
     name == b"system.posix_acl_access" || name == b"system.posix_acl_default"
 }
 
-/// Copies the extended attributes of `from` to `to`: every one with `all`, else the
-/// POSIX ACLs alone (the attributes `system.posix_acl_access` and
-/// `system.posix_acl_default`).
-fn copy_xattrs(from: XattrFd<'_>, to: XattrFd<'_>, all: bool) -> io::Result<()> {
+/// Copies the extended attributes of `from` to `to`: the POSIX ACLs (the attributes
+/// `system.posix_acl_access` and `system.posix_acl_default`) with `acls`, the others
+/// with `others`.
+fn copy_xattrs(from: XattrFd<'_>, to: XattrFd<'_>, acls: bool, others: bool) -> io::Result<()> {
     let names = match from.names() {
         Ok(n) => n,
         Err(e) if quiet_xattr_error(&e) => return Ok(()),
         Err(e) => return Err(e),
     };
     for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
-        if !all && !is_acl(name) {
+        // ACLs go with the mode, the rest with `all` (as GNU cp, which leaves ACLs
+        // out of the extended attributes it copies).
+        if !(if is_acl(name) { acls } else { others }) {
             continue;
         }
         let Ok(name) = CString::new(name) else {
@@ -1575,6 +1604,7 @@ fn copy_dir_xattrs(src: &Dir, node: &Arc<Node>, shared: &Shared<'_>) -> io::Resu
     copy_xattrs(
         XattrFd::OwnDir(src),
         XattrFd::OwnDir(&dst),
+        shared.opts.preserve.mode,
         shared.opts.preserve.xattr,
     )
 }
