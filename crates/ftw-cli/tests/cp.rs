@@ -267,8 +267,20 @@ impl Both {
     /// Runs `cp ARGS` and `ftw cp EXTRA ARGS`; asserts the same exit status (and
     /// silence where GNU is silent), and returns ftw's run.
     fn run(&self, args: &[&str], extra: &[&str]) -> Run {
-        let g = run(Command::new("cp").args(args).current_dir(&self.gnu));
-        let o = run(Command::new(ftw_bin())
+        self.run_with(args, extra, |p| Command::new(p), &ftw_bin())
+    }
+
+    /// As [`Both::run`], each command made by `command` (as another user, say), ftw
+    /// being the binary `bin`.
+    fn run_with(
+        &self,
+        args: &[&str],
+        extra: &[&str],
+        command: impl Fn(&Path) -> Command,
+        bin: &Path,
+    ) -> Run {
+        let g = run(command(Path::new("cp")).args(args).current_dir(&self.gnu));
+        let o = run(command(bin)
             .arg("cp")
             .args(extra)
             .args(args)
@@ -799,5 +811,32 @@ fn cp_r_and_cp_rp_are_gnu_cps_on_a_hostile_tree() {
             both.run(&all, &[threads]);
             both.same(&format!("cp {args:?} {threads}, twice"), times);
         }
+    }
+}
+
+#[test]
+fn cp_a_as_nobody_is_gnu_cp_a_as_nobody_on_a_hostile_tree() {
+    if !is_root() {
+        eprintln!("not root: no other user to become; skipped");
+        return;
+    }
+    let both = Both::new(|d| {
+        hostile(d);
+        std::fs::create_dir(d.join("out")).unwrap();
+        set_mode(&d.join("out"), 0o777);
+        set_mode(d, 0o755);
+    });
+    set_mode(both.gnu.parent().unwrap(), 0o755);
+    let bin = both.gnu.parent().unwrap().join("ftw-bin");
+    std::fs::copy(ftw_bin(), &bin).unwrap();
+    set_mode(&bin, 0o755);
+    for (args, threads) in [(&["-a"][..], "-j1"), (&["-rp"], "-j2")] {
+        let all: Vec<&str> = args.iter().copied().chain(["s1", "s2", "out"]).collect();
+        let r = both.run_with(&all, &[threads], as_nobody, &bin);
+        if Unprivileged::cannot_switch(&r) {
+            eprintln!("cannot switch users (setpriv): skipped");
+            return;
+        }
+        both.same(&format!("cp {args:?} {threads} as nobody"), Times::Kept);
     }
 }

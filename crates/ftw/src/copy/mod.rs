@@ -1394,6 +1394,45 @@ struct Copier<'s, 'a> {
 }
 
 impl Copier<'_, '_> {
+    /// A directory that could not be read (mode 0000, another user's): made all the
+    /// same, empty, with its attributes, as GNU cp makes it before it fails to read
+    /// it. Its metadata is asked by path: this is the rare case, and the walk gives no
+    /// handle with the error.
+    fn unreadable(&mut self, err: &Error, node: &Arc<Node>) {
+        if err.io_error().kind() != ErrorKind::PermissionDenied || err.depth() == 0 {
+            return;
+        }
+        let follow = self.shared.opts.dereference == Dereference::Always;
+        let Ok(m) = sys::stat_path(err.path(), StatMask::ALL, follow) else {
+            return;
+        };
+        if m.file_type() != FileType::Dir {
+            return;
+        }
+        let src_path = crate::walk::path_to_bytes(err.path());
+        let Some(name) = src_path.rsplit(|&b| b == b'/').next() else {
+            return;
+        };
+        let Ok(name) = CString::new(name) else { return };
+        let mut dst_path = Vec::new();
+        self.dst_of(&src_path, &mut dst_path);
+        let shared = self.shared;
+        let Ok(parent) = shared.handle(node) else {
+            return;
+        };
+        if let Some(made) = shared.make_dir(
+            &parent,
+            Some(node.clone()),
+            &name,
+            &m,
+            &dst_path,
+            err.depth(),
+        ) {
+            shared.finish_dir(&made, &dst_path, err.depth());
+            shared.close(&made);
+        }
+    }
+
     /// With `-x`: a directory on another file system than its source's is made, empty
     /// (as GNU cp makes a mount point), and not entered.
     fn mount_point(&mut self, e: &Entry<'_>, node: &Arc<Node>) -> Control {
@@ -1511,6 +1550,9 @@ impl Visitor for Copier<'_, '_> {
         let e = match item {
             Ok(e) => e,
             Err(err) => {
+                if let Some(Some(node)) = dir {
+                    self.unreadable(&err, node);
+                }
                 self.shared.error(err);
                 return Control::Continue;
             }
