@@ -941,6 +941,8 @@ impl<'a> Shared<'a> {
     ) -> bool {
         match set(Some(m.uid), Some(m.gid)) {
             Ok(()) => true,
+            // No owners here (Windows): nothing to keep.
+            Err(e) if e.kind() == ErrorKind::Unsupported => false,
             Err(e) if !self.root && refused(&e) => {
                 let _ = set(None, Some(m.gid));
                 false
@@ -1184,9 +1186,12 @@ impl<'a> Shared<'a> {
             }
         }
         if p.timestamps {
-            at.dst_dir
-                .set_times_at(at.dst_name, &FileTimes::of(meta))
-                .map_err(|e| context("cannot preserve times", e))?;
+            match at.dst_dir.set_times_at(at.dst_name, &FileTimes::of(meta)) {
+                // A link's own times, where the system cannot set them (the portable
+                // build): as GNU cp without lutimes, kept quiet.
+                Err(e) if link && e.kind() == ErrorKind::Unsupported => {}
+                r => r.map_err(|e| context("cannot preserve times", e))?,
+            }
         }
         Ok(())
     }

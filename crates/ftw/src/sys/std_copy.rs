@@ -248,14 +248,20 @@ impl Dir {
         Err(unsupported("fifos and devices"))
     }
 
-    /// Sets the owner and group of the entry `name`: not here.
+    /// Sets the owner and group of the entry `name`, a link's own (`lchown`, on Unix;
+    /// elsewhere there are no owners: `Unsupported`).
     ///
     /// # Errors
     ///
-    /// `Unsupported`.
+    /// The system's error: not allowed (`EPERM`); `Unsupported` off Unix.
     pub fn set_owner_at(&self, name: &CStr, uid: Option<u32>, gid: Option<u32>) -> io::Result<()> {
-        let _ = (name, uid, gid);
-        Err(unsupported("owners"))
+        #[cfg(unix)]
+        return std::os::unix::fs::lchown(self.entry(name)?, uid, gid);
+        #[cfg(not(unix))]
+        {
+            let _ = (name, uid, gid);
+            Err(unsupported("owners"))
+        }
     }
 
     /// Sets the times of the entry `name` (a link's own are not set here: `Unsupported`).
@@ -290,14 +296,19 @@ impl Dir {
         set_mode(&path, mode)
     }
 
-    /// Sets this directory's owner and group: not here.
+    /// Sets this directory's owner and group (on Unix; elsewhere `Unsupported`).
     ///
     /// # Errors
     ///
-    /// `Unsupported`.
+    /// The system's error: not allowed (`EPERM`); `Unsupported` off Unix.
     pub fn set_owner(&self, uid: Option<u32>, gid: Option<u32>) -> io::Result<()> {
-        let _ = (uid, gid);
-        Err(unsupported("owners"))
+        #[cfg(unix)]
+        return std::os::unix::fs::chown(self.own_path(), uid, gid);
+        #[cfg(not(unix))]
+        {
+            let _ = (uid, gid);
+            Err(unsupported("owners"))
+        }
     }
 
     /// Sets this directory's times.
