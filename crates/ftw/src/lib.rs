@@ -1,6 +1,6 @@
 //! ftw: file tree walking through directory handles.
 //!
-//! The three common tasks are one call each:
+//! The common tasks are one call each:
 //!
 //! - [`WalkBuilder`]: `for entry in WalkBuilder::new(path)` walks a tree, as walkdir's
 //!   `WalkDir` does, yielding a [`DirEntry`] for each entry (or a [`walk::Error`] for
@@ -9,6 +9,9 @@
 //!   and links, each hard-linked file counted once.
 //! - [`remove_dir_all`]: a drop-in for [`std::fs::remove_dir_all`], in parallel and safe
 //!   against symbolic links put in place of directories while it runs.
+//! - [`copy_dir_all`]: a tree copied as `cp -R` copies it (`copy_tree` with
+//!   [`CopyOptions::archive`] for what `cp -a` keeps), in parallel, relative to
+//!   directory handles on both sides.
 //!
 //! ```
 //! use ftw::WalkBuilder;

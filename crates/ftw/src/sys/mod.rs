@@ -9,7 +9,8 @@
 //! root, so depth and `PATH_MAX` are no obstacle.
 //!
 //! On Linux this is a thin layer over `rustix` (`openat`, `getdents64`, `statx`,
-//! `unlinkat`), through its safe API only: `linux.rs` has no `unsafe` code. On
+//! `unlinkat`; for a copy `mkdirat`, `copy_file_range`, `FICLONE` and the rest in
+//! `linux/copy.rs`), through its safe API only: `linux.rs` has no `unsafe` code. On
 //! Windows, `windows.rs` does the same through `windows-sys` (`NtCreateFile` relative
 //! to the parent's handle, batch reads with `GetFileInformationByHandleEx`,
 //! `GetFileAttributesExW` with a handle-based fallback, POSIX-semantics deletion):
@@ -19,7 +20,7 @@
 //! other target compiles a portable fallback on `std::fs` with the same API; it is
 //! correct but not fast.
 //!
-//! Only what a walk, a removal or a disk-usage count needs is here: nothing runs
+//! Only what a walk, a removal, a disk-usage count or a copy needs is here: nothing runs
 //! before `main` in a program that links the crate, and no process-wide setting (a
 //! resource limit, a standard descriptor) is changed by it.
 //!
