@@ -523,6 +523,9 @@ struct Shared<'a> {
     walk_budget: usize,
     umask: u32,
     root: bool,
+    /// The (source device, destination device) pairs between which `FICLONE` was
+    /// refused.
+    no_reflink: std::sync::RwLock<Vec<(u64, u64)>>,
     /// The identities of the destination directories made for the sources, never
     /// entered as sources (a copy into itself).
     dst_roots: Mutex<Vec<(u64, u64)>>,
@@ -554,6 +557,7 @@ impl<'a> Shared<'a> {
             umask: sys::umask(),
             root: is_root(),
             dst_roots: Mutex::new(Vec::new()),
+            no_reflink: std::sync::RwLock::new(Vec::new()),
         }
     }
 
@@ -890,6 +894,46 @@ impl<'a> Shared<'a> {
         }
     }
 
+    /// Copies a file's data: with `--reflink=auto`, `FICLONE` first, unless it was
+    /// refused already between the same two file systems (then never asked again:
+    /// one call per file saved where it cannot be had, as on ext4).
+    fn copy_data(
+        &self,
+        at: &At<'_>,
+        src: &sys::File,
+        dst: &sys::File,
+        meta: &Metadata,
+    ) -> io::Result<u64> {
+        let mut how = self.opts.data;
+        if how.reflink == Reflink::Auto && meta.size > 0 {
+            how.reflink = Reflink::Never;
+            let key = (meta.dev, at.dst_node.as_ref().map_or(u64::MAX, |n| n.id.0));
+            let refused = self
+                .no_reflink
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&key);
+            if !refused {
+                match sys::reflink(src, dst) {
+                    Ok(()) => return Ok(meta.size),
+                    // EXDEV, EINVAL, ENOTTY, EOPNOTSUPP: not between these two.
+                    Err(e)
+                        if matches!(e.raw_os_error(), Some(18 | 22 | 25 | 95))
+                            || e.kind() == ErrorKind::Unsupported =>
+                    {
+                        let mut no = self.no_reflink.write().unwrap_or_else(|e| e.into_inner());
+                        if !no.contains(&key) {
+                            no.push(key);
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        sys::copy_data(src, dst, meta.size, meta.blocks, &how)
+            .map_err(|e| context("cannot copy the data", e))
+    }
+
     /// Sets a directory's owner, mode and times once its contents are copied.
     fn finish_dir(&self, node: &Arc<Node>, dst_path: &[u8], depth: usize) {
         let dir = match self.handle(node) {
@@ -1222,8 +1266,7 @@ impl<'a> Shared<'a> {
             }
             Err(e) => return Err(context("cannot create regular file", e)),
         };
-        let n = sys::copy_data(src, &dst, meta.size, meta.blocks, &self.opts.data)
-            .map_err(|e| context("cannot copy the data", e))?;
+        let n = self.copy_data(at, src, &dst, meta)?;
         self.progress.bytes.fetch_add(n, Ordering::Relaxed);
         let p = self.opts.preserve;
         let mut owned = true;

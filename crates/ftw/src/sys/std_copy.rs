@@ -442,6 +442,16 @@ impl File {
     }
 }
 
+/// Shares the blocks of `src` with `dst`: not here.
+///
+/// # Errors
+///
+/// `Unsupported`.
+pub fn reflink(src: &File, dst: &File) -> io::Result<()> {
+    let _ = (src, dst);
+    Err(unsupported("--reflink"))
+}
+
 /// Copies the data of `src` into the empty file `dst` (`std::io::copy`); holes are not
 /// kept and blocks not shared here ([`Reflink::Always`] is `Unsupported`).
 ///

@@ -376,6 +376,17 @@ fn set_xattr(fd: BorrowedFd<'_>, name: &CStr, value: &[u8]) -> io::Result<()> {
     rfs::fsetxattr(fd, name, value, rfs::XattrFlags::empty()).map_err(cvt)
 }
 
+/// Makes the empty file `dst` share every block of `src` (`FICLONE`): a copy with no
+/// data moved, where the file system can (Btrfs, XFS, bcachefs).
+///
+/// # Errors
+///
+/// The system's refusal: `EOPNOTSUPP` or `EINVAL` (the file system cannot),
+/// `EXDEV` (two file systems); any other error of the call.
+pub fn reflink(src: &File, dst: &File) -> io::Result<()> {
+    rfs::ioctl_ficlone(&dst.fd, &src.fd).map_err(cvt)
+}
+
 /// The biggest piece `copy_file_range` is asked for at once (the kernel caps a call
 /// at about 2 GiB anyway).
 const PIECE: usize = 1 << 30;
