@@ -348,6 +348,17 @@ fn pairs(args: &CpArgs) -> Result<Vec<(PathBuf, PathBuf)>, (String, u8)> {
     if paths.len() > 1 || args.parents {
         return Err((format!("target {}: not a directory", quoted(&dest)), 1));
     }
+    // 'DEST/' names a directory: a new one for a directory SOURCE, never a file.
+    let slash = crate::os::bytes(dest.as_os_str()).ends_with(b"/");
+    if slash && !paths[0].is_dir() {
+        return Err((
+            format!(
+                "cannot create regular file {}: Not a directory",
+                quoted(&dest)
+            ),
+            1,
+        ));
+    }
     Ok(vec![(paths.remove(0), dest)])
 }
 

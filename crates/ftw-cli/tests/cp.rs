@@ -640,6 +640,8 @@ fn cp_parents_and_target_directory_put_copies_where_gnu_does() {
         &["-a", "a/.", "out"],
         &["-a", "a/", "out"],
         &["-a", "a/.", "fresh"],
+        &["-a", "a", "fresh/"],
+        &["-a", "g", "fresh/"],
     ] {
         let both = Both::new(setup);
         both.run(args, &[]);
