@@ -2,6 +2,7 @@
 //! library; this crate wires options, formats output, and keeps the little it asks of
 //! its own process (`process`: stack limit, terminal size, a closed standard output).
 
+mod cp;
 mod du;
 mod exec;
 mod export;
@@ -46,6 +47,7 @@ enum Command {
     Find(Box<find::FindArgs>),
     Rm(rm::RmArgs),
     Du(Box<du::DuArgs>),
+    Cp(Box<cp::CpArgs>),
 }
 
 /// A few examples, shown by `ftw --help` and by `ftw` alone.
@@ -54,7 +56,8 @@ Examples:
   ftw find -e rs src             the files ending in .rs under src
   ftw find -d 1 -t d --sort      the directories here, in order
   ftw rm -v build                remove a tree, printing each path removed
-  ftw du                         the largest entries under ., as a tree";
+  ftw du                         the largest entries under ., as a tree
+  ftw cp -a src backup           an exact copy of a tree, in parallel";
 
 /// The whole command line's definition, with the help made at run time.
 pub fn command() -> clap::Command {
@@ -69,6 +72,7 @@ pub fn command() -> clap::Command {
         })
         .mut_subcommand("rm", |c| c.after_help(rm::EXAMPLES))
         .mut_subcommand("du", |c| c.after_help(du::EXAMPLES))
+        .mut_subcommand("cp", |c| c.after_help(cp::EXAMPLES))
 }
 
 /// Below this limit on the main thread's stack (`ulimit -s`), ftw runs on a thread of
@@ -133,6 +137,7 @@ fn ftw_main() -> ExitCode {
     match cli.command {
         Some(Command::Find(args)) => find::run(*args),
         Some(Command::Rm(args)) => rm::run(args),
+        Some(Command::Cp(args)) => cp::run(*args),
         Some(Command::Du(args)) => {
             let sub = matches.subcommand_matches("du").expect("the du subcommand");
             du::run(*args, sub)

@@ -1,6 +1,6 @@
 //! ftw: file tree walking through directory handles.
 //!
-//! The three common tasks are one call each:
+//! The common tasks are one call each:
 //!
 //! - [`WalkBuilder`]: `for entry in WalkBuilder::new(path)` walks a tree, as walkdir's
 //!   `WalkDir` does, yielding a [`DirEntry`] for each entry (or a [`walk::Error`] for
@@ -9,6 +9,9 @@
 //!   and links, each hard-linked file counted once.
 //! - [`remove_dir_all`]: a drop-in for [`std::fs::remove_dir_all`], in parallel and safe
 //!   against symbolic links put in place of directories while it runs.
+//! - [`copy_dir_all`]: a tree copied as `cp -R` copies it (`copy_tree` with
+//!   [`CopyOptions::archive`] for what `cp -a` keeps), in parallel, relative to
+//!   directory handles on both sides.
 //!
 //! ```
 //! use ftw::WalkBuilder;
@@ -49,6 +52,9 @@
 //!   relative to directory handles, serial or parallel, safe against symbolic links put
 //!   in place of directories while it runs; what it did in a [`remove::Summary`], made a
 //!   `Result` by [`remove::Summary::into_result`].
+//! - [`copy`]: copies of whole trees ([`copy_tree`], [`copy_dir_all`]), as exact as
+//!   `cp -a` with [`CopyOptions::archive`], relative to directory handles on both
+//!   sides, serial or parallel, hard links kept across sources ([`copy::copy_trees`]).
 //! - [`usage`]: disk usage ([`disk_usage`]): totals per directory, hard links counted
 //!   once, one `statx` per file.
 //!
@@ -57,6 +63,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod copy;
 pub mod filter;
 pub mod remove;
 pub mod sys;
@@ -64,6 +71,7 @@ mod tree_error;
 pub mod usage;
 pub mod walk;
 
+pub use copy::{CopyOptions, copy_dir_all, copy_tree};
 pub use remove::{RemoveOptions, remove_dir_all, remove_dir_contents, remove_tree};
 pub use tree_error::TreeError;
 pub use usage::{

@@ -11,6 +11,9 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 
+mod copy;
+pub use copy::{File, copy_data, reflink, umask};
+
 /// An open directory: an owned file descriptor opened with `O_DIRECTORY | O_CLOEXEC`.
 /// Closed when dropped.
 #[derive(Debug)]

@@ -9,7 +9,8 @@
 //! root, so depth and `PATH_MAX` are no obstacle.
 //!
 //! On Linux this is a thin layer over `rustix` (`openat`, `getdents64`, `statx`,
-//! `unlinkat`), through its safe API only: `linux.rs` has no `unsafe` code. On
+//! `unlinkat`; for a copy `mkdirat`, `copy_file_range`, `FICLONE` and the rest in
+//! `linux/copy.rs`), through its safe API only: `linux.rs` has no `unsafe` code. On
 //! Windows, `windows.rs` does the same through `windows-sys` (`NtCreateFile` relative
 //! to the parent's handle, batch reads with `GetFileInformationByHandleEx`,
 //! `GetFileAttributesExW` with a handle-based fallback, POSIX-semantics deletion):
@@ -19,7 +20,7 @@
 //! other target compiles a portable fallback on `std::fs` with the same API; it is
 //! correct but not fast.
 //!
-//! Only what a walk, a removal or a disk-usage count needs is here: nothing runs
+//! Only what a walk, a removal, a disk-usage count or a copy needs is here: nothing runs
 //! before `main` in a program that links the crate, and no process-wide setting (a
 //! resource limit, a standard descriptor) is changed by it.
 //!
@@ -52,6 +53,12 @@ use std::ffi::CStr;
 mod linux;
 #[cfg(all(target_os = "linux", not(ftw_portable)))]
 pub use linux::*;
+
+// Copying where there is no native backend for it: std::fs, by path.
+#[cfg(any(not(target_os = "linux"), ftw_portable))]
+mod std_copy;
+#[cfg(any(not(target_os = "linux"), ftw_portable))]
+pub use std_copy::{File, copy_data, reflink, umask};
 
 #[cfg(windows)]
 mod names;
@@ -348,6 +355,62 @@ pub fn listing_answers(mask: StatMask) -> bool {
         && !mask.contains(StatMask::ID)
         && !mask.contains(StatMask::NLINK)
         && !mask.contains(StatMask::TIMES)
+}
+
+/// The times a copy sets on a file: last access and last modification, each in
+/// seconds since the Unix epoch and nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileTimes {
+    /// The last access: seconds and nanoseconds.
+    pub accessed: (i64, u32),
+    /// The last modification: seconds and nanoseconds.
+    pub modified: (i64, u32),
+}
+
+impl FileTimes {
+    /// The access and modification times of `m` (asked for with [`StatMask::TIMES`]
+    /// and [`StatMask::MTIME`]).
+    pub fn of(m: &Metadata) -> FileTimes {
+        FileTimes {
+            accessed: (m.atime, m.atime_nsec),
+            modified: (m.mtime, m.mtime_nsec),
+        }
+    }
+}
+
+/// Whether [`copy_data`] first asks the file system to share the source's blocks
+/// (`FICLONE`), as `cp --reflink` says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reflink {
+    /// Where the file system can (Btrfs, XFS, bcachefs), else copy (GNU cp 9's default).
+    #[default]
+    Auto,
+    /// Only by sharing blocks: a file system that cannot is an error.
+    Always,
+    /// Never: the data is copied.
+    Never,
+}
+
+/// How [`copy_data`] treats holes, as `cp --sparse` says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sparse {
+    /// A file with fewer blocks than its size needs has its holes kept (found with
+    /// `SEEK_DATA`/`SEEK_HOLE`); others are copied whole.
+    #[default]
+    Auto,
+    /// Holes kept, and each block of zeros read made a hole too.
+    Always,
+    /// Every byte written: holes become allocated zeros.
+    Never,
+}
+
+/// How [`copy_data`] moves a file's data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataCopy {
+    /// Whether to share blocks first.
+    pub reflink: Reflink,
+    /// What becomes of holes.
+    pub sparse: Sparse,
 }
 
 /// Whether `name` is `.` or `..`.

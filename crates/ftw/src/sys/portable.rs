@@ -126,6 +126,16 @@ fn open_checked(path: PathBuf, follow: bool) -> io::Result<Dir> {
 }
 
 impl Dir {
+    /// The path of the entry `name` of this directory.
+    pub(super) fn entry(&self, name: &CStr) -> io::Result<PathBuf> {
+        Ok(self.path.join(name_path(name)))
+    }
+
+    /// This directory's own path.
+    pub(super) fn own_path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
     /// Opens the directory at `path`, following a symbolic link there.
     ///
     /// # Errors

@@ -209,6 +209,22 @@ fn verbatim_of_absolute(abs: &Path) -> io::Result<Vec<u16>> {
 }
 
 impl Dir {
+    /// The path of the entry `name` of this directory (for the copy's fallback on
+    /// `std::fs`).
+    pub(in crate::sys) fn entry(&self, name: &CStr) -> io::Result<std::path::PathBuf> {
+        Ok(self.entry_path(name)?.into())
+    }
+
+    /// This directory's own path.
+    pub(in crate::sys) fn own_path(&self) -> std::path::PathBuf {
+        let end = self
+            .path
+            .iter()
+            .position(|&u| u == 0)
+            .unwrap_or(self.path.len());
+        OsString::from_wide(&self.path[..end]).into()
+    }
+
     fn entry_path(&self, name: &CStr) -> io::Result<OsString> {
         let mut p = join_nul(&self.path, &rel_wide(name)?);
         p.pop();

@@ -1,0 +1,515 @@
+//! `ftw cp`: copy whole trees, as GNU `cp -R` decides what goes where.
+
+use crate::msg::{report, warn};
+use crate::output::{Closed, Output};
+use crate::progress::{self, Progress};
+use clap::{Args, ValueEnum};
+use ftw::copy::{CopyOptions, Dereference, Preserve, Reflink, Report, Sparse, Update};
+use ftw::sys::FileType;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub const EXAMPLES: &str = "\
+Examples:
+  ftw cp -a src backup           an exact copy of src as backup (or in it, if it
+                                 is a directory already)
+  ftw cp -a a b c /mnt/dest      three trees into the directory /mnt/dest
+  ftw cp -t /mnt/dest -a a b c   the same, the directory named first
+  ftw cp -aT src dest            merge src's contents into dest, never dest/src
+  ftw cp -al src snapshot        a tree of hard links to src's files
+  ftw cp -a --update src dest    only what is newer in src
+  ftw cp -n -a src dest          leave every file that dest has already
+  ftw cp -av --parents a/b/c d   makes d/a/b/c
+
+Directories are copied with everything in them, without -r or -R (both accepted).
+What goes where is GNU cp's rule: with one SOURCE and a DEST that is not a
+directory, DEST is the copy; otherwise each SOURCE goes into DEST (or into -t DIR)
+under its own name, merging into a directory already there and replacing the files of
+the same names (-n, --update keep them). By default a new entry gets its source's
+permission bits less the umask, and nothing else is kept; -p keeps mode, owner and
+times (to the nanosecond); -a keeps everything cp -a keeps: links as links, hard
+links as links (across the SOURCEs too), holes of sparse files, extended attributes
+and ACLs, fifos and devices. Without root, the owner is kept where the system allows
+and silently not otherwise, as cp does.
+
+Every call works relative to directory handles, so a symbolic link put in place of a
+destination directory while ftw copies is never followed, and a link already in DEST
+is replaced, never written through. A directory is never copied into itself. What
+fails is reported as 'ftw: PATH: reason' while the rest is copied; the exit status is
+then 1. Backups (-b, -S), prompts (-i) and SELinux contexts (-Z, --context) are
+refused (status 2).";
+
+/// When to share blocks (`--reflink`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReflinkArg {
+    /// Where the file system can, else copy.
+    Auto,
+    /// Only by sharing blocks: an error where the file system cannot.
+    Always,
+    /// Always copy the data.
+    Never,
+}
+
+/// What becomes of holes (`--sparse`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SparseArg {
+    /// Holes of sparse files kept.
+    Auto,
+    /// Holes kept, and runs of zeros made holes too.
+    Always,
+    /// Every byte written.
+    Never,
+}
+
+/// Which existing files are replaced (`--update`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UpdateArg {
+    /// Every one.
+    All,
+    /// None (as -n).
+    None,
+    /// Those older than their source.
+    Older,
+}
+
+/// Copy each SOURCE to DEST, or into the directory DEST (like 'cp -R', in parallel and
+/// through directory handles).
+#[derive(Args, Clone)]
+#[command(args_override_self = true, infer_long_args = true)]
+pub struct CpArgs {
+    /// What to copy, then where: SOURCE... DEST (or SOURCE... with -t DIR).
+    #[arg(value_name = "PATH", required = true, value_parser = clap::value_parser!(OsString))]
+    paths: Vec<OsString>,
+
+    /// Copy every SOURCE into the directory DIR.
+    #[arg(short = 't', long = "target-directory", value_name = "DIR", value_parser = clap::value_parser!(OsString))]
+    target_directory: Option<OsString>,
+
+    /// DEST is the copy itself, never a directory to copy into (exactly SOURCE DEST).
+    #[arg(short = 'T', long = "no-target-directory")]
+    no_target_directory: bool,
+
+    /// Accepted for cp's habits: directories are always copied with their contents.
+    #[arg(short = 'r', short_alias = 'R', long = "recursive")]
+    recursive: bool,
+
+    /// Archive: keep everything (as -dR --preserve=all).
+    #[arg(short = 'a', long = "archive")]
+    archive: bool,
+
+    /// Keep mode, ownership and times (as --preserve=mode,ownership,timestamps).
+    #[arg(short = 'p')]
+    preserve_default: bool,
+
+    /// Keep what LIST says, comma-separated: mode, ownership, timestamps, links,
+    /// xattr, all [default: mode,ownership,timestamps].
+    #[arg(long = "preserve", value_name = "LIST", num_args = 0..=1, require_equals = true,
+          default_missing_value = "mode,ownership,timestamps")]
+    preserve: Vec<String>,
+
+    /// Do not keep what LIST says (the same words as --preserve).
+    #[arg(long = "no-preserve", value_name = "LIST")]
+    no_preserve: Vec<String>,
+
+    /// Copy symbolic links as links, and keep hard links (as --no-dereference
+    /// --preserve=links).
+    #[arg(short = 'd')]
+    no_deref_links: bool,
+
+    /// Never follow symbolic links in a SOURCE (the default).
+    #[arg(short = 'P', long = "no-dereference", overrides_with_all = ["dereference", "deref_roots"])]
+    no_dereference: bool,
+
+    /// Always follow symbolic links in a SOURCE: copy what they lead to.
+    #[arg(short = 'L', long = "dereference", overrides_with_all = ["no_dereference", "deref_roots"])]
+    dereference: bool,
+
+    /// Follow the symbolic links given as SOURCEs, not those below them.
+    #[arg(short = 'H', overrides_with_all = ["no_dereference", "dereference"])]
+    deref_roots: bool,
+
+    /// Make hard links to the files instead of copying them (directories are made).
+    #[arg(short = 'l', long = "link")]
+    link: bool,
+
+    /// Never replace an existing file (no error: it is left as it is).
+    #[arg(short = 'n', long = "no-clobber")]
+    no_clobber: bool,
+
+    /// Replace only the files older than their source (older), none, or all.
+    #[arg(long = "update", value_name = "WHICH", num_args = 0..=1, require_equals = true,
+          default_missing_value = "older", value_enum)]
+    update: Option<UpdateArg>,
+
+    /// Where an existing file cannot be opened for writing, remove it and copy again.
+    #[arg(short = 'f', long = "force")]
+    force: bool,
+
+    /// Do not go into directories on other file systems (they are made, empty).
+    #[arg(short = 'x', long = "one-file-system")]
+    one_file_system: bool,
+
+    /// Share the source's blocks where the file system can (auto, the default),
+    /// always (an error where it cannot), or never.
+    #[arg(long = "reflink", value_name = "WHEN", num_args = 0..=1, require_equals = true,
+          default_missing_value = "always", value_enum, default_value = "auto")]
+    reflink: ReflinkArg,
+
+    /// Keep holes of sparse files (auto, the default), make runs of zeros holes
+    /// too (always), or write every byte (never).
+    #[arg(
+        long = "sparse",
+        value_name = "WHEN",
+        value_enum,
+        default_value = "auto"
+    )]
+    sparse: SparseArg,
+
+    /// Make each SOURCE's path, as given, below the directory DEST.
+    #[arg(long = "parents")]
+    parents: bool,
+
+    /// Print each copy made, as 'SOURCE -> DEST'.
+    #[arg(short = 'v', long = "verbose")]
+    verbose: bool,
+
+    /// No progress line on the terminal.
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
+
+    /// Worker threads. 0 (the default): one per core, and more while they wait on the
+    /// disk. 1: a serial copy.
+    #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
+    threads: usize,
+
+    /// Refused: ftw cp makes no backups.
+    #[arg(short = 'b', hide = true)]
+    backup_short: bool,
+
+    /// Refused: ftw cp makes no backups.
+    #[arg(long = "backup", hide = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "existing", value_name = "CONTROL")]
+    backup: Option<String>,
+
+    /// Refused: ftw cp makes no backups.
+    #[arg(short = 'S', long = "suffix", hide = true, value_name = "SUFFIX")]
+    suffix: Option<String>,
+
+    /// Refused: ftw cp never prompts.
+    #[arg(short = 'i', long = "interactive", hide = true)]
+    interactive: bool,
+
+    /// Refused: ftw cp sets no SELinux contexts.
+    #[arg(short = 'Z', hide = true)]
+    selinux: bool,
+
+    /// Refused: ftw cp sets no SELinux contexts.
+    #[arg(long = "context", hide = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "", value_name = "CTX")]
+    context: Option<String>,
+}
+
+/// The CLI's end of a copy: copies printed (with -v), errors reported.
+struct CliReport {
+    out: Option<Mutex<Output>>,
+    out_failed: AtomicBool,
+    failed: AtomicBool,
+}
+
+impl Report for CliReport {
+    fn wants_paths(&self) -> bool {
+        self.out.is_some()
+    }
+
+    fn copied(&self, src: &[u8], dst: &[u8], _: FileType) {
+        let Some(out) = &self.out else { return };
+        let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+        if self.out_failed.load(Ordering::Relaxed) {
+            return;
+        }
+        let buf = out.buf();
+        buf.extend_from_slice(crate::term::quote(src).as_bytes());
+        buf.extend_from_slice(b" -> ");
+        buf.extend_from_slice(crate::term::quote(dst).as_bytes());
+        buf.push(b'\n');
+        if let Err(c) = out.end_record() {
+            self.closed(c);
+        }
+    }
+
+    fn error(&self, err: ftw::walk::Error) {
+        self.failed.store(true, Ordering::Relaxed);
+        crate::msg::error(&err);
+    }
+}
+
+impl CliReport {
+    fn closed(&self, c: Closed) {
+        if self.out_failed.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        if let Closed::Failed(e) = c {
+            self.failed.store(true, Ordering::Relaxed);
+            report(b"standard output", &crate::msg::describe(&e));
+        }
+    }
+}
+
+/// A usage error of cp's: said, status 2.
+fn usage(reason: &str) -> ExitCode {
+    report(b"cp", reason);
+    ExitCode::from(2)
+}
+
+/// Adds or removes the words of `list` in `p`.
+fn apply(p: &mut Preserve, list: &str, on: bool) -> Result<(), String> {
+    for word in list.split(',').filter(|w| !w.is_empty()) {
+        match word {
+            "mode" => p.mode = on,
+            "ownership" => p.ownership = on,
+            "timestamps" => p.timestamps = on,
+            "links" => p.links = on,
+            "xattr" => p.xattr = on,
+            "all" => {
+                *p = if on {
+                    Preserve::ALL
+                } else {
+                    Preserve::default()
+                };
+            }
+            "context" => {
+                return Err(
+                    "--preserve=context: ftw cp sets no SELinux contexts ('all' keeps \
+                     everything else)"
+                        .into(),
+                );
+            }
+            other => {
+                return Err(format!(
+                    "--preserve: '{other}' is none of mode, ownership, timestamps, links, \
+                     xattr, all"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The (SOURCE, copy) pairs the arguments ask for, as GNU cp decides them.
+fn pairs(args: &CpArgs) -> Result<Vec<(PathBuf, PathBuf)>, (String, u8)> {
+    let mut paths: Vec<PathBuf> = args.paths.iter().map(PathBuf::from).collect();
+    let into = |dir: &Path, src: &Path| -> PathBuf {
+        if args.parents {
+            // The library makes the SOURCE's path below DIR.
+            return dir.to_path_buf();
+        }
+        // The SOURCE's last name as written ('a/.' ends in '.'): '.', '..' or none
+        // ('/') puts what is in it into DIR itself, as GNU cp does.
+        let bytes = crate::os::bytes(src.as_os_str());
+        let end = bytes.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
+        let last = bytes[..end].rsplit(|&b| b == b'/').next().unwrap_or(b"");
+        match last {
+            b"" | b"." | b".." => dir.to_path_buf(),
+            _ => dir.join(ftw::sys::bytes_to_os(last)),
+        }
+    };
+    if let Some(dir) = &args.target_directory {
+        if args.no_target_directory {
+            return Err(("-t and -T cannot be given together".into(), 2));
+        }
+        let dir = PathBuf::from(dir);
+        if !dir.is_dir() {
+            return Err((format!("target {}: not a directory", quoted(&dir)), 1));
+        }
+        return Ok(paths.iter().map(|s| (s.clone(), into(&dir, s))).collect());
+    }
+    if paths.len() < 2 {
+        let which = paths
+            .first()
+            .map_or(String::new(), |p| format!(" after {}", quoted(p)));
+        return Err((format!("missing destination file operand{which}"), 2));
+    }
+    let dest = paths.pop().expect("two or more");
+    if args.no_target_directory {
+        if paths.len() > 1 {
+            return Err((
+                format!("extra operand {} (-T takes SOURCE DEST)", quoted(&paths[1])),
+                2,
+            ));
+        }
+        return Ok(vec![(paths.remove(0), dest)]);
+    }
+    if dest.is_dir() {
+        return Ok(paths.iter().map(|s| (s.clone(), into(&dest, s))).collect());
+    }
+    if paths.len() > 1 || args.parents {
+        return Err((format!("target {}: not a directory", quoted(&dest)), 1));
+    }
+    // 'DEST/' names a directory: a new one for a directory SOURCE, never a file.
+    let slash = crate::os::bytes(dest.as_os_str()).ends_with(b"/");
+    if slash && !paths[0].is_dir() {
+        return Err((
+            format!(
+                "cannot create regular file {}: Not a directory",
+                quoted(&dest)
+            ),
+            1,
+        ));
+    }
+    Ok(vec![(paths.remove(0), dest)])
+}
+
+fn quoted(p: &Path) -> String {
+    crate::term::quote(&crate::os::bytes(p.as_os_str()))
+}
+
+pub fn run(args: CpArgs) -> ExitCode {
+    let _ = (args.recursive, args.no_dereference);
+    if args.backup_short || args.backup.is_some() || args.suffix.is_some() {
+        return usage("-b, --backup and -S are not supported: ftw cp makes no backups");
+    }
+    if args.interactive {
+        return usage("-i is not supported: ftw cp never prompts (-n keeps existing files)");
+    }
+    if args.selinux || args.context.is_some() {
+        return usage("-Z and --context are not supported: ftw cp sets no SELinux contexts");
+    }
+    let mut preserve = Preserve::default();
+    if args.archive {
+        preserve = Preserve::ALL;
+    }
+    if args.preserve_default {
+        preserve.mode = true;
+        preserve.ownership = true;
+        preserve.timestamps = true;
+    }
+    if args.no_deref_links {
+        preserve.links = true;
+    }
+    for list in &args.preserve {
+        if let Err(e) = apply(&mut preserve, list, true) {
+            return usage(&e);
+        }
+    }
+    for list in &args.no_preserve {
+        if let Err(e) = apply(&mut preserve, list, false) {
+            return usage(&e);
+        }
+    }
+    // An explicit --no-preserve=mode gives new entries the default modes (GNU).
+    let default_modes = !preserve.mode
+        && args
+            .no_preserve
+            .iter()
+            .flat_map(|l| l.split(','))
+            .any(|w| w == "mode" || w == "all");
+    let dereference = if args.dereference {
+        Dereference::Always
+    } else if args.deref_roots {
+        Dereference::Roots
+    } else {
+        Dereference::Never
+    };
+    let update = match (args.no_clobber, args.update) {
+        (true, _) | (_, Some(UpdateArg::None)) => Update::None,
+        (_, Some(UpdateArg::Older)) => Update::Older,
+        _ => Update::All,
+    };
+    let pairs = match pairs(&args) {
+        Ok(p) => p,
+        Err((reason, code)) => {
+            report(b"cp", &reason);
+            return ExitCode::from(code);
+        }
+    };
+    let out = if args.verbose {
+        match Output::stdout() {
+            Ok(o) => Some(Mutex::new(o)),
+            Err(e) => {
+                report(b"standard output", &crate::msg::describe(&e));
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        None
+    };
+    let cli = Arc::new(CliReport {
+        out,
+        out_failed: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
+    });
+    let counts = Arc::new(ftw::copy::Progress::default());
+    let opts = CopyOptions::new()
+        .threads(args.threads)
+        .preserve(preserve)
+        .dereference(dereference)
+        .update(update)
+        .link_files(args.link)
+        .force(args.force)
+        .same_file_system(args.one_file_system)
+        .parents(args.parents)
+        .default_modes(default_modes)
+        .reflink(match args.reflink {
+            ReflinkArg::Auto => Reflink::Auto,
+            ReflinkArg::Always => Reflink::Always,
+            ReflinkArg::Never => Reflink::Never,
+        })
+        .sparse(match args.sparse {
+            SparseArg::Auto => Sparse::Auto,
+            SparseArg::Always => Sparse::Always,
+            SparseArg::Never => Sparse::Never,
+        })
+        .report(cli.clone())
+        .progress(counts.clone());
+    if args.parents {
+        for (_, dst) in &pairs {
+            if let Some(parent) = dst.parent() {
+                if let Err(e) = std::fs::create_dir_all(parent) {
+                    report(
+                        &crate::os::bytes(parent.as_os_str()),
+                        &crate::msg::describe(&e),
+                    );
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    }
+    let printing_here = args.verbose && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let shown = counts.clone();
+    let line = Progress::start(!args.quiet && !printing_here, move |elapsed| {
+        let n = shown.copied();
+        let bytes = shown.bytes();
+        format!(
+            "ftw cp: {} copied, {} bytes ({}/s), {:.1} s",
+            progress::count(n),
+            progress::count(bytes),
+            progress::rate(bytes, elapsed),
+            elapsed.as_secs_f64()
+        )
+    });
+    let summary = ftw::copy::copy_trees(pairs, &opts);
+    line.finish();
+    if let Some((e, n)) = &summary.thread_error {
+        let threads = if *n == 1 { "thread" } else { "threads" };
+        warn(&format!(
+            "cannot start a thread: {}: running with {n} {threads}",
+            crate::msg::describe(e)
+        ));
+    }
+    if let Some(out) = &cli.out {
+        let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+        if !cli.out_failed.load(Ordering::Relaxed) {
+            if let Err(c) = out.flush() {
+                cli.closed(c);
+            }
+        }
+    }
+    if cli.failed.load(Ordering::Relaxed) || summary.error_count > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
