@@ -236,7 +236,7 @@ struct Repo {
     /// The index's paths, read the first time a rule ignores an entry.
     index: OnceLock<Option<Index>>,
     /// The paths (as the walk makes them) of the ignored directories kept for what git
-    /// tracks below them, until they are entered.
+    /// tracks below them.
     tracked_dirs: Mutex<FxHashSet<Box<[u8]>>>,
     any_tracked_dir: AtomicBool,
 }
@@ -274,14 +274,15 @@ impl Repo {
     }
 
     /// Whether the directory at `path`, being entered, was kept for the paths git
-    /// tracks below it.
-    fn take_tracked_dir(&self, path: &[u8]) -> bool {
+    /// tracks below it. Asked as often as it is entered (a sorted walk's read-ahead may
+    /// make its rules, then the walker again): the answer stays.
+    fn tracked_dir(&self, path: &[u8]) -> bool {
         self.any_tracked_dir.load(Ordering::Acquire)
             && self
                 .tracked_dirs
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .remove(path)
+                .contains(path)
     }
 }
 
@@ -389,7 +390,7 @@ impl Ignore {
             let nested = has_git
                 && p.repo.is_some()
                 && is_repository(&crate::walk::bytes_to_path(path.to_vec()).join(".git"));
-            let taken = !nested && p.repo.as_ref().is_some_and(|r| r.take_tracked_dir(path));
+            let taken = !nested && p.repo.as_ref().is_some_and(|r| r.tracked_dir(path));
             let only = if nested {
                 Some(Only::Nothing)
             } else if taken || p.only == Only::Tracked {

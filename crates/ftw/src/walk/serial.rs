@@ -140,17 +140,22 @@ impl Walk {
         // The walker reads too (whenever the directory it needs is being read), so it
         // counts as one of the threads.
         let workers = (threads - 1).min(share.max_workers);
-        // Not beside a gate: its rules are made as the walker enters each directory, so
-        // the workers could not know which directories they leave out.
-        let ahead =
-            (b.opts.sort && b.opts.read_ahead && workers > 0 && b.gate.is_none()).then(|| {
-                // By default, more workers when reads wait on the disk (a cold cache).
-                let max = match b.opts.threads {
-                    0 => super::Budget::new(b.opts.fd_budget).sorted_io_workers(),
-                    _ => workers,
-                };
-                ReadAhead::new(&b.opts, b.filter.clone(), workers, max, share)
-            });
+        // Beside a gate, the workers make each directory's rules as the walker would.
+        let ahead = (b.opts.sort && b.opts.read_ahead && workers > 0).then(|| {
+            // By default, more workers when reads wait on the disk (a cold cache).
+            let max = match b.opts.threads {
+                0 => super::Budget::new(b.opts.fd_budget).sorted_io_workers(),
+                _ => workers,
+            };
+            ReadAhead::new(
+                &b.opts,
+                b.filter.clone(),
+                b.gate.clone(),
+                workers,
+                max,
+                share,
+            )
+        });
         let budget = if ahead.is_some() {
             share.walker
         } else {
@@ -560,7 +565,7 @@ impl Walk {
         // Beside a read-ahead, its workers open the subdirectories from this one opened
         // again by path, and check it by its identity.
         let want_id = self.opts.wants_ids() || self.ahead.is_some();
-        let (dir, id, list, read_res, mut info) = match take {
+        let (dir, id, list, read_res, mut info, rules) = match take {
             Take::Ready(Err(e)) => return Err(Error::io(child_path(self), depth, e)),
             Take::Ready(Ok(r)) => {
                 // A listing read ahead comes without its handle: a walk that keeps
@@ -585,6 +590,7 @@ impl Walk {
                     Some(r.list),
                     r.read_error.map_or(Ok(()), Err),
                     r.ahead,
+                    r.rules,
                 )
             }
             Take::Yourself(shared, info) => {
@@ -605,7 +611,7 @@ impl Walk {
                     }
                 };
                 let (dir, id) = opened.map_err(|e| Error::io(child_path(self), depth, e))?;
-                (Some(dir), id, None, Ok(()), info)
+                (Some(dir), id, None, Ok(()), info, None)
             }
         };
         // The parent's handle is no longer needed once no later entry can be a directory
@@ -631,12 +637,19 @@ impl Walk {
             (None, Some(dir)) => self.read_listing(dir),
             (None, None) => unreachable!("a directory read here has its handle"),
         };
+        let rules = match rules {
+            Some((rules, errors)) => {
+                self.queued_error.extend(errors);
+                Some(rules)
+            }
+            None => self.make_rules(dir.as_ref(), &list, depth),
+        };
         if read_here {
             if let Some(ahead) = &mut self.ahead {
-                ahead.queue_children(&self.path, depth, &list, id, &mut info);
+                ahead.queue_children(&self.path, depth, &list, id, &mut info, rules.as_ref());
             }
         }
-        self.push_listing(dir, list, info, id, depth, via_link, name_start);
+        self.push_listing(dir, list, info, id, depth, via_link, name_start, rules);
         let err = read_res
             .err()
             .map(|e| Error::io(bytes_to_path(self.path.clone()), depth, e));
@@ -663,6 +676,28 @@ impl Walk {
         (list, res)
     }
 
+    /// The gate's rules for the directory whose path `self.path` now ends with (its
+    /// parent's frame on top), made while its handle is at hand; what keeps them from
+    /// being whole is reported next.
+    fn make_rules(&mut self, dir: Option<&Dir>, list: &Listing, depth: usize) -> Option<DirRules> {
+        let gate = self.gate.as_ref()?;
+        let parent = self.stack.last();
+        let event = DirEvent {
+            path: &self.path,
+            name: Walk::current_name(parent),
+            depth,
+            dir,
+            parent: parent.and_then(|p| p.dir.as_ref()),
+            listing: Some(list),
+        };
+        let queued = &mut self.queued_error;
+        Some(
+            gate.enter(&event, parent.and_then(|p| p.rules.as_ref()), &mut |e| {
+                queued.push_back(e)
+            }),
+        )
+    }
+
     /// Pushes the frame of the directory whose path `self.path` now ends with. Its
     /// handle is kept only while it has subdirectories to open.
     #[allow(clippy::too_many_arguments)]
@@ -675,23 +710,8 @@ impl Walk {
         depth: usize,
         via_link: bool,
         name_start: usize,
+        rules: Option<DirRules>,
     ) {
-        // The gate's rules, made while the directory's handle is at hand.
-        let rules = self.gate.as_ref().map(|gate| {
-            let parent = self.stack.last();
-            let event = DirEvent {
-                path: &self.path,
-                name: Walk::current_name(parent),
-                depth,
-                dir: dir.as_ref(),
-                parent: parent.and_then(|p| p.dir.as_ref()),
-                listing: Some(&list),
-            };
-            let queued = &mut self.queued_error;
-            gate.enter(&event, parent.and_then(|p| p.rules.as_ref()), &mut |e| {
-                queued.push_back(e)
-            })
-        });
         let last_dir = list.last_dir();
         let dir = if last_dir.is_some() || self.hold() {
             dir
@@ -736,10 +756,11 @@ impl Walk {
         });
         let (list, res) = self.read_listing(&dir);
         let mut info = info.unwrap_or_default();
+        let rules = self.make_rules(Some(&dir), &list, 0);
         if let Some(ahead) = &mut self.ahead {
-            ahead.queue_children(&self.path, 0, &list, id, &mut info);
+            ahead.queue_children(&self.path, 0, &list, id, &mut info, rules.as_ref());
         }
-        self.push_listing(Some(dir), list, info, id, 0, false, 0);
+        self.push_listing(Some(dir), list, info, id, 0, false, 0, rules);
         res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), 0, e))
     }
 

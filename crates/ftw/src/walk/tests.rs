@@ -352,6 +352,69 @@ fn reading_ahead_with_a_filter_reads_nothing_the_filter_leaves_out() {
 }
 
 #[test]
+fn reading_ahead_beside_ignore_rules_reads_nothing_they_leave_out() {
+    // Ignore files at several depths (one of them unreadable: a link to itself), made into rules by the workers as the walker would make them: the
+    // walk reports what a walk on one thread reports, errors in the same places, and no
+    // directory the rules leave out is read.
+    let tmp = bushy();
+    let r = tmp.path();
+    std::fs::write(r.join(".ignore"), "x/\n").unwrap();
+    std::fs::write(r.join("d1/.ignore"), "f1\ns2/\n").unwrap();
+    std::fs::write(r.join("d2/s3/.ignore"), "!x/\nz\n").unwrap();
+    symlink(".ignore", r.join("d4/.ignore")).unwrap();
+    let rules = || crate::filter::Ignore::new(crate::filter::IgnoreOptions::default());
+    for follow in [false, true] {
+        let walk = |threads| {
+            WalkBuilder::new(r)
+                .sort(true)
+                .follow_links(follow)
+                .threads(threads)
+                .ignore_rules(rules())
+        };
+        let serial = in_order(walk(1), b"");
+        assert!(
+            serial.iter().any(|(p, ..)| p.ends_with("d2/s3/x/y")),
+            "{serial:?}"
+        );
+        assert!(!serial.iter().any(|(p, ..)| p.ends_with("d2/s3/x/y/z")));
+        assert!(!serial.iter().any(|(p, ..)| p.ends_with("d1/s2")));
+        assert!(
+            serial
+                .iter()
+                .any(|(p, _, ok)| !ok && p.ends_with("d4/.ignore"))
+        );
+        for window in [(2, 1 << 20), (16, 40), ahead::WINDOW] {
+            let read = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let mut b = walk(3);
+            b.opts.hooks.ahead_window = window;
+            let seen = read.clone();
+            b.opts.hooks.ahead_fault = Some(Fault(std::sync::Arc::new(move |path: &[u8]| {
+                seen.lock().unwrap().push(path.to_vec());
+            })));
+            assert_eq!(
+                in_order(b, b""),
+                serial,
+                "follow {follow}, window {window:?}"
+            );
+            let read = read.lock().unwrap();
+            assert!(!read.is_empty(), "nothing was read ahead");
+            let left_out = |p: &&Vec<u8>| {
+                let p = String::from_utf8_lossy(p);
+                (p.contains("x") && !p.starts_with("d2/s3/x")) || p.starts_with("d1/s2")
+            };
+            assert!(
+                !read.iter().any(|p| left_out(&p)),
+                "read ahead below a directory left out: {:?}",
+                read.iter()
+                    .filter(left_out)
+                    .map(|p| String::from_utf8_lossy(p))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+#[test]
 fn reading_ahead_with_kept_handles_gives_every_entry_its_directory() {
     // Every entry below the root comes with its directory's handle, through which it
     // is found by name, in the order of the serial walk.

@@ -32,6 +32,7 @@ mod slots;
 mod worker;
 
 use super::budget::SortedShare;
+use super::gate::{DirRules, Gate};
 use super::listing::Listing;
 use super::node::Handle;
 use super::pool::DiskWatch;
@@ -89,6 +90,9 @@ pub(crate) struct Ready {
     pub(crate) read_error: Option<io::Error>,
     /// What the walker keeps for it (see [`AheadInfo`]).
     pub(crate) ahead: AheadInfo,
+    /// Beside a gate, its rules, made from its parent's as the walker would make them,
+    /// and what kept them from being whole (for the walker to report as it enters).
+    pub(crate) rules: Option<(DirRules, Vec<super::Error>)>,
 }
 
 /// What the walker is to do for a directory.
@@ -175,6 +179,9 @@ struct Shared {
     opts: Options,
     /// The walk's filter: a directory it leaves out is not read ahead either.
     filter: Option<Filter>,
+    /// The walk's gate: each directory read ahead has its rules made, and a directory
+    /// they leave out is not read ahead.
+    gate: Option<Arc<dyn Gate>>,
     /// Time spent reading directories, in all threads (see [`ReadAhead::grow`]).
     io_ns: AtomicU64,
 }
@@ -227,6 +234,7 @@ impl ReadAhead {
     pub(crate) fn new(
         opts: &Options,
         filter: Option<Filter>,
+        gate: Option<Arc<dyn Gate>>,
         threads: usize,
         max_threads: usize,
         share: SortedShare,
@@ -256,6 +264,7 @@ impl ReadAhead {
             max_held: max_held.max(1),
             opts: opts.clone(),
             filter,
+            gate,
         });
         let mut ahead = ReadAhead {
             buf: DirBuf::with_capacity(opts.buf_size),
@@ -353,7 +362,7 @@ impl ReadAhead {
     /// Queues the subdirectories of a directory the walker read itself: `list` is its
     /// listing, `id` its (device, inode) (needed to queue any below the root's), `info`
     /// what [`ReadAhead::take`] or [`ReadAhead::set_root`] gave for it, where their
-    /// slots are recorded.
+    /// slots are recorded; `rules`, its rules beside a gate.
     pub(crate) fn queue_children(
         &mut self,
         path: &[u8],
@@ -361,6 +370,7 @@ impl ReadAhead {
         list: &Listing,
         id: Option<(u64, u64)>,
         info: &mut AheadInfo,
+        rules: Option<&DirRules>,
     ) {
         let (Some(root), Some(key)) = (&self.root, &info.key) else {
             return;
@@ -372,7 +382,19 @@ impl ReadAhead {
         // below it starts.
         let rel = path.get(root.rel..).unwrap_or_default();
         let (opts, filter) = (&self.shared.opts, self.shared.filter.as_ref());
-        let Some(group) = prepare(opts, filter, root, Some(rel), depth, list, key, id, None) else {
+        let gate = self.shared.gate.as_deref().map(|g| (g, rules));
+        let Some(group) = prepare(
+            opts,
+            filter,
+            gate,
+            root,
+            Some(rel),
+            depth,
+            list,
+            key,
+            id,
+            None,
+        ) else {
             return;
         };
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());

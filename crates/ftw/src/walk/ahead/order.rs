@@ -5,6 +5,7 @@
 use super::slots::SlotId;
 use super::{AheadInfo, MAX_REL, Root, State};
 use super::{Slot, Slots};
+use crate::walk::gate::{DirRules, Gate};
 use crate::walk::listing::{Item, Listing};
 use crate::walk::node::Handle;
 use crate::walk::step::{self, Place};
@@ -104,6 +105,8 @@ pub(super) struct Group {
     /// The children's depth.
     pub(super) depth: usize,
     pub(super) root: Arc<Root>,
+    /// The directory's rules, beside a gate: those its children's are made from.
+    pub(super) rules: Option<DirRules>,
 }
 
 pub(super) struct Child {
@@ -158,10 +161,13 @@ impl Waiting {
 /// a shared handle (`dir`), a worker opens a child from its parent opened by path and
 /// checked against `id`: with the path unknown, nothing is queued, and with the
 /// identity unknown, only the root's children (opened from the root's handle).
+/// Beside a gate, the directory's `rules` (made already) leave out what they do not
+/// keep, and its children's paths must be known, to make their rules.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn prepare(
     opts: &Options,
     filter: Option<&Filter>,
+    gate: Option<(&dyn Gate, Option<&DirRules>)>,
     root: &Arc<Root>,
     rel: Option<&[u8]>,
     depth: usize,
@@ -173,6 +179,13 @@ pub(super) fn prepare(
     if depth + 1 >= opts.max_depth {
         return None;
     }
+    let gate = match gate {
+        None => None,
+        // Its rules are not known, or its children's paths would not be kept.
+        Some((_, None)) => return None,
+        Some(_) if rel.is_none_or(|r| r.len() >= MAX_REL) => return None,
+        Some((gate, Some(rules))) => Some((gate, rules)),
+    };
     // The length of the group's path: the directory's and a `/`, none for the root.
     let rel_len = rel.map(|r| r.len() + usize::from(!r.is_empty()));
     if dir.is_none() && (rel_len.is_none() || id.is_none() && rel_len != Some(0)) {
@@ -194,11 +207,12 @@ pub(super) fn prepare(
         return None;
     }
     // The filter sees each subdirectory as the walker will show it: with its full path.
-    let parent = match (filter, rel) {
-        (None, _) => None,
-        (Some(_), None) => return None,
-        (Some(_), Some(rel)) => Some(root.path_of(rel)),
+    let parent = match (filter.is_some() || gate.is_some(), rel) {
+        (false, _) => None,
+        (true, None) => return None,
+        (true, Some(rel)) => Some(root.path_of(rel)),
     };
+    let mut scratch = Vec::new();
     let mut names = Vec::with_capacity(bytes);
     let mut children = Vec::with_capacity(count);
     for (i, item) in list.items.iter().enumerate() {
@@ -209,20 +223,18 @@ pub(super) fn prepare(
         if dir.is_none() && rel_len.is_none_or(|len| len + name.len() > MAX_REL) {
             continue;
         }
-        if let (Some(keep), Some(parent)) = (filter, &parent) {
+        if let Some(parent) = &parent {
             let at = Place {
                 parent,
                 depth: depth + 1,
                 dir: dir.as_deref().map(|h| &h.dir),
                 root_dev: root.dev,
             };
-            if !keep(&Entry::listed(
-                &at,
-                list,
-                item,
-                item.file_type,
-                item.followed_link,
-            )) {
+            let e = Entry::listed(&at, list, item, item.file_type, item.followed_link);
+            // As the walker asks: the filter, then the gate.
+            if filter.is_some_and(|keep| !keep(&e))
+                || gate.is_some_and(|(gate, rules)| !gate.keeps(rules, &e, &mut scratch))
+            {
                 continue;
             }
         }
@@ -253,6 +265,7 @@ pub(super) fn prepare(
         id,
         depth: depth + 1,
         root: root.clone(),
+        rules: gate.map(|(_, rules)| rules.clone()),
     })
 }
 

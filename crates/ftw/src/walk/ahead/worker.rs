@@ -8,9 +8,11 @@ use super::order::{Group, prepare, push_group, skip_claimed};
 use super::slots::SlotId;
 use super::{AheadInfo, Ready, Shared, State, release};
 use crate::sys::{Dir, DirBuf};
-use crate::walk::Options;
+use crate::walk::event::DirEvent;
+use crate::walk::gate::{DirRules, Gate};
 use crate::walk::listing::Listing;
 use crate::walk::node::{self, Handle, Id};
+use crate::walk::{Error, Options};
 use std::ffi::CStr;
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -121,18 +123,25 @@ fn read_job(shared: &Shared, job: &mut Job, buf: &mut DirBuf, path: &mut Vec<u8>
         return Outcome::Failed;
     };
     ready.ahead.key = Some(child.key.clone());
+    // Past `MAX_REL`, no path is kept (nor needed: see `Group::rel`).
+    group.child_rel(job.child, path);
+    let rel = group.rel.as_ref().map(|_| &path[..]);
+    if let (Some(gate), Some(dir), Some(rel)) = (&shared.gate, &dir, rel) {
+        ready.rules = Some(rules(&**gate, group, job.child, rel, dir, &ready.list));
+    }
     if ready.read_error.is_some() {
         return Outcome::Read(ready, None);
     }
     let dir = dir
-        .filter(|_| opts.hooks.ahead_share())
+        .filter(|_| ready.list.last_dir().is_some() && opts.hooks.ahead_share())
         .and_then(|dir| Handle::share(dir, &shared.open, shared.share_limit, false).ok());
-    // Past `MAX_REL`, no path is kept (nor needed: see `Group::rel`).
-    group.child_rel(job.child, path);
-    let rel = group.rel.as_ref().map(|_| &path[..]);
     let children = prepare(
         opts,
         shared.filter.as_ref(),
+        shared
+            .gate
+            .as_deref()
+            .map(|g| (g, ready.rules.as_ref().map(|r| &r.0))),
         &group.root,
         rel,
         group.depth,
@@ -142,6 +151,31 @@ fn read_job(shared: &Shared, job: &mut Job, buf: &mut DirBuf, path: &mut Vec<u8>
         dir,
     );
     Outcome::Read(ready, children)
+}
+
+/// The rules of the `child`th directory of `group`, just read (`list`) through `dir`
+/// at `rel` below the root, made from the group's as the walker makes them on entering
+/// it; with what kept them from being whole.
+fn rules(
+    gate: &dyn Gate,
+    group: &Group,
+    child: usize,
+    rel: &[u8],
+    dir: &Dir,
+    list: &Listing,
+) -> (DirRules, Vec<Error>) {
+    let path = group.root.path_of(rel);
+    let event = DirEvent {
+        path: &path,
+        name: Some(group.name(&group.children[child]).to_bytes_with_nul()),
+        depth: group.depth,
+        dir: Some(dir),
+        parent: group.dir.as_deref().map(|h| &h.dir),
+        listing: Some(list),
+    };
+    let mut errors = Vec::new();
+    let rules = gate.enter(&event, group.rules.as_ref(), &mut |e| errors.push(e));
+    (rules, errors)
 }
 
 /// Hands in a read (under the lock): queues its subdirectories and marks it done, or
@@ -297,20 +331,21 @@ fn read(
                 id,
                 read_error: None,
                 ahead: AheadInfo::default(),
+                rules: None,
             },
             None,
         ));
     }
     // The walk sorts: it reads ahead only then.
     let read_error = list.fill(&dir, buf, opts).err();
-    let dir = list.last_dir().is_some().then_some(dir);
     Ok((
         Ready {
             list,
             id,
             read_error,
             ahead: AheadInfo::default(),
+            rules: None,
         },
-        dir,
+        Some(dir),
     ))
 }
