@@ -78,7 +78,7 @@ impl Run<'_> {
     }
 
     /// [`Run::tell`], in du's order: a line of the directory whose node is `at`.
-    fn tell_in(&self, at: Option<NodeId>, listed: &Listed<'_>) -> bool {
+    fn tell_in(&self, at: Option<&NodeId>, listed: &Listed<'_>) -> bool {
         match (&self.order, at) {
             (Some(order), Some(id)) => {
                 order.line(id, listed, &mut To(self));
@@ -192,7 +192,7 @@ impl Counter<'_> {
             self.path.clear();
             e.write_path(&mut self.path);
             self.run.tell_in(
-                state.node,
+                state.node.as_ref(),
                 &Listed {
                     path: &self.path,
                     depth: e.depth(),
@@ -235,12 +235,11 @@ impl Counter<'_> {
 
     /// Goes into subdirectory `e` of `state`: first, in du's order, its place.
     fn descend(&self, e: &Entry<'_>, state: &DirState) -> Control {
-        if let (Some(order), Some(at)) = (&self.run.order, state.node) {
+        if let (Some(order), Some(at)) = (&self.run.order, &state.node) {
             let max = self.run.opts.max_depth;
             let told = e.depth() <= max;
             if state.owns_node && (told || (self.run.defer && e.depth() == max + 1)) {
-                self.flush_deferred(state);
-                order.reserve(at, e.name());
+                order.reserve(at, e.name(), self.take_deferred(state));
             }
         }
         Control::Continue
@@ -260,7 +259,7 @@ impl Counter<'_> {
         ino: u64,
         f: MetFile,
     ) -> Control {
-        let (Some(order), Some(at)) = (&self.run.order, state.node) else {
+        let (Some(order), Some(at)) = (&self.run.order, &state.node) else {
             return Control::Continue;
         };
         let MetFile {
@@ -297,17 +296,24 @@ impl Counter<'_> {
         let mut batch = state.batch.lock().unwrap_or_else(|e| e.into_inner());
         batch.push(d);
         if batch.len() >= 1024 {
-            order.deferred(at, batch.drain(..), &mut To(self.run));
+            let spare = order.deferred(at, std::mem::take(&mut *batch), &mut To(self.run));
+            *batch = spare.unwrap_or_default();
         }
         Control::Continue
     }
 
+    /// `state`'s deferred files not yet given to its node, to give with what comes
+    /// next from it.
+    fn take_deferred(&self, state: &DirState) -> Vec<Deferred> {
+        std::mem::take(&mut *state.batch.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// Gives `state`'s deferred files to its node.
     fn flush_deferred(&self, state: &DirState) {
-        if let (Some(order), Some(at)) = (&self.run.order, state.node) {
-            let mut batch = state.batch.lock().unwrap_or_else(|e| e.into_inner());
-            if !batch.is_empty() {
-                order.deferred(at, batch.drain(..), &mut To(self.run));
+        if let (Some(order), Some(at)) = (&self.run.order, &state.node) {
+            let files = self.take_deferred(state);
+            if !files.is_empty() {
+                let _ = order.deferred(at, files, &mut To(self.run));
             }
         }
     }
@@ -361,7 +367,7 @@ impl Counter<'_> {
             own_latest: time,
         };
         let told = err.depth() <= opts.max_depth
-            && match (&self.run.order, parent.node) {
+            && match (&self.run.order, &parent.node) {
                 (Some(order), Some(at)) => {
                     self.flush_deferred(parent);
                     let name = err.path().file_name().map(Path::new);
@@ -446,11 +452,12 @@ impl Visitor for Counter<'_> {
             // Deeper than told, a directory's deferred files go to the node of its
             // ancestor just below the depth told: all of them count there, in any order.
             (Some(_), Some(p)) if self.run.defer && d.depth() > max.saturating_add(1) => {
-                (p.node, false)
+                (p.node.clone(), false)
             }
             (Some(order), Some(p)) => {
                 let node = p
                     .node
+                    .as_ref()
                     .filter(|_| d.depth() <= max || (self.run.defer && d.depth() == max + 1))
                     .map(|at| order.claim(at, d.c_name().map_or(&[][..], |n| n.to_bytes())));
                 (node, true)
@@ -526,7 +533,11 @@ impl Visitor for Counter<'_> {
         // Counted in du's order: a further name of a file met already is known from
         // its entry too, and waits for its turn.
         if !is_dir && self.run.defer && self.exact_dev == Some(state.meta.dev) {
-            if let Some(f) = self.run.met.get(state.meta.dev, e.ino()) {
+            if let Some(f) = self
+                .run
+                .met
+                .get(state.meta.dev, e.ino(), opts.latest.is_some())
+            {
                 return self.defer(e, state, state.meta.dev, e.ino(), f);
             }
         }
@@ -587,7 +598,14 @@ impl Visitor for Counter<'_> {
     }
 
     fn leave(&mut self, d: &DirEvent<'_>, state: DirState, parent: Option<&DirState>) {
-        self.flush_deferred(&state);
+        // Its deferred files: given with its line where it has a node of its own, else
+        // now to its ancestor's node, where they belong.
+        let mut files = self.take_deferred(&state);
+        if !state.owns_node {
+            if let (Some(order), Some(at)) = (&self.run.order, &state.node) {
+                let _ = order.deferred(at, std::mem::take(&mut files), &mut To(self.run));
+            }
+        }
         let DirState {
             depth,
             own,
@@ -607,8 +625,8 @@ impl Visitor for Counter<'_> {
         }
         if cycle {
             // Told nothing, and nothing added to its parent.
-            if let (Some(order), Some(id), true) = (&self.run.order, node, owns_node) {
-                order.close(id, None, &mut To(self.run));
+            if let (Some(order), Some(id), true) = (&self.run.order, &node, owns_node) {
+                order.close(id, files, None, &mut To(self.run));
             }
             return;
         }
@@ -622,8 +640,8 @@ impl Visitor for Counter<'_> {
         }
         if depth > self.run.opts.max_depth {
             // Its deferred files and those below it are all in its node.
-            if let (Some(order), Some(id), true) = (&self.run.order, node, owns_node) {
-                order.close(id, None, &mut To(self.run));
+            if let (Some(order), Some(id), true) = (&self.run.order, &node, owns_node) {
+                order.close(id, files, None, &mut To(self.run));
             }
             return;
         }
@@ -636,9 +654,9 @@ impl Visitor for Counter<'_> {
             latest,
             own_latest,
         };
-        let told = match (&self.run.order, node) {
+        let told = match (&self.run.order, &node) {
             (Some(order), Some(id)) => {
-                order.close(id, Some(&listed), &mut To(self.run));
+                order.close(id, files, Some(&listed), &mut To(self.run));
                 true
             }
             _ => self.run.tell(&listed),

@@ -27,6 +27,7 @@ impl std::hash::Hasher for IdHasher {
 }
 
 type IdSet = HashSet<(u64, u64), std::hash::BuildHasherDefault<IdHasher>>;
+type IdMap<V> = HashMap<(u64, u64), V, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// The (device, inode) pairs counted, in shards so that workers rarely wait, with a
 /// bitmap in front: a pair whose bit is clear was never counted, which an atomic load
@@ -86,8 +87,12 @@ impl Seen {
 
 /// What a file that may be met again was found to be, by (device, inode), for a count
 /// in du's order (where each name waits for its turn): a further name met needs no
-/// `statx`.
-pub(super) struct Met(Vec<Mutex<HashMap<(u64, u64), MetFile>>>);
+/// `statx`. Its sizes are kept in small entries (a tree of hard-linked copies looks
+/// each name up), its time in a map of its own, only when one is asked for.
+pub(super) struct Met {
+    sizes: Vec<Mutex<IdMap<Sizes>>>,
+    times: Vec<Mutex<IdMap<super::Stamp>>>,
+}
 
 /// A file met: its type, totals and time.
 #[derive(Clone, Copy)]
@@ -97,22 +102,59 @@ pub(super) struct MetFile {
     pub(super) latest: Option<super::Stamp>,
 }
 
+/// A [`MetFile`]'s type and sizes (a file counts one inode).
+#[derive(Clone, Copy)]
+struct Sizes {
+    bytes: u64,
+    apparent: u64,
+    file_type: crate::sys::FileType,
+}
+
+fn shards<V>() -> Vec<Mutex<IdMap<V>>> {
+    (0..64).map(|_| Mutex::new(IdMap::default())).collect()
+}
+
+fn shard<V>(of: &[Mutex<IdMap<V>>], dev: u64, ino: u64) -> std::sync::MutexGuard<'_, IdMap<V>> {
+    of[(Seen::hash(dev, ino) >> 58) as usize]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
 impl Met {
     pub(super) fn new() -> Met {
-        Met((0..64).map(|_| Mutex::new(HashMap::new())).collect())
-    }
-
-    fn shard(&self, dev: u64, ino: u64) -> std::sync::MutexGuard<'_, HashMap<(u64, u64), MetFile>> {
-        self.0[(Seen::hash(dev, ino) >> 58) as usize]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        Met {
+            sizes: shards(),
+            times: shards(),
+        }
     }
 
     pub(super) fn insert(&self, dev: u64, ino: u64, file: MetFile) {
-        self.shard(dev, ino).insert((dev, ino), file);
+        let sizes = Sizes {
+            bytes: file.total.bytes,
+            apparent: file.total.apparent,
+            file_type: file.file_type,
+        };
+        // The time first: whoever finds the sizes finds it too.
+        if let Some(t) = file.latest {
+            shard(&self.times, dev, ino).insert((dev, ino), t);
+        }
+        shard(&self.sizes, dev, ino).insert((dev, ino), sizes);
     }
 
-    pub(super) fn get(&self, dev: u64, ino: u64) -> Option<MetFile> {
-        self.shard(dev, ino).get(&(dev, ino)).copied()
+    /// What was found of a file met before; `with_time`: its time is asked for.
+    pub(super) fn get(&self, dev: u64, ino: u64, with_time: bool) -> Option<MetFile> {
+        let s = *shard(&self.sizes, dev, ino).get(&(dev, ino))?;
+        let latest = with_time
+            .then(|| shard(&self.times, dev, ino).get(&(dev, ino)).copied())
+            .flatten();
+        Some(MetFile {
+            file_type: s.file_type,
+            total: super::Totals {
+                bytes: s.bytes,
+                apparent: s.apparent,
+                inodes: 1,
+            },
+            latest,
+        })
     }
 }

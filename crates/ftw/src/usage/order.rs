@@ -4,18 +4,23 @@
 //! Each directory whose line is told has a *node* here, holding what is to be told
 //! from it in order: lines, and a place for each subdirectory to tell, reserved when
 //! its directory's worker meets it (in listing order) and claimed by the subdirectory
-//! when it is entered. One node, the *cursor*, is where the told output stands: what
-//! reaches it is told at once; what reaches another node waits there until the cursor
-//! comes (after everything before it was told). So only what waits on an earlier
-//! sibling is held, never the tree.
+//! when it is entered. The *cursor* is where the told output stands: what reaches its
+//! node is told at the next drain; what reaches another node waits there until the
+//! cursor comes (after everything before it was told). So only what waits on an
+//! earlier sibling is held, never the tree.
+//!
+//! Each node has its own lock, so workers counting different directories never wait
+//! for each other. One thread at a time drains: it moves the cursor, holding one
+//! node's lock at a time, and tells what it passed after letting go (see
+//! [`Order::with`]); a file's count in du's order and the additions of the nodes on the
+//! cursor's way are the drainer's alone.
 
 use super::{Listed, Stamp, Totals};
 use crate::sys::FileType;
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
-
-/// A node's number.
-pub(super) type NodeId = usize;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
 
 /// The types a held line may have, by their number in it.
 const TYPES: [FileType; 8] = [
@@ -136,6 +141,11 @@ pub(super) struct Deferred {
     pub(super) line: Option<Vec<u8>>,
 }
 
+/// Batches of deferred files kept for their memory (each holds up to a thousand
+/// files: made again for each, they cost more in the kernel's zeroed pages than the
+/// rest of the count).
+const SPARE_BATCHES: usize = 16;
+
 /// Tells the line held in `buf` at `at`, and moves `at` past it.
 fn tell_held(buf: &[u8], at: &mut usize, adj: Option<&Adjust>, out: &mut dyn Out) {
     let len = get(buf, at) as usize;
@@ -179,47 +189,41 @@ enum Item {
     Lines(usize),
     /// The node's own line, held in its buffer, told with its [`Adjust`].
     Own,
-    /// A file counted in its turn.
-    Deferred(Box<Deferred>),
+    /// Files counted in their turn (a batch, as a worker gave them).
+    Deferred(Vec<Deferred>),
     /// A subdirectory's place: everything it tells.
     Child(NodeId),
 }
 
+/// A directory whose line is told, as its count and the drain share it: each behind
+/// its own lock, so that workers counting different directories never wait for each
+/// other, nor for the drain (which holds one node's lock at a time, never while it
+/// tells).
 #[derive(Default)]
-struct Node {
-    parent: Option<NodeId>,
+pub(super) struct Node(Mutex<NodeState>);
+
+/// A node, shared by the directory's count, its parent's and the drain.
+pub(super) type NodeId = Arc<Node>;
+
+#[derive(Default)]
+struct NodeState {
     items: VecDeque<Item>,
     /// The lines held, packed, and where the next to tell starts.
     held: Vec<u8>,
     read: usize,
-    /// Subdirectories reserved here, claimed or not.
-    reserved: Vec<NodeId>,
-    /// While reserved and not claimed, its name.
-    name: Option<Box<[u8]>>,
+    /// Subdirectories reserved here and not yet claimed, by name.
+    unclaimed: FxHashMap<Box<[u8]>, NodeId>,
     /// Everything it will tell is in `items`.
     done: bool,
-    /// What its deferred files, and its subdirectories', added.
-    adj: Adjust,
 }
 
 impl Node {
-    /// A deferred file's turn: counted, and its line told, if no name of it came
-    /// before.
-    fn resolve(&mut self, d: &Deferred, out: &mut dyn Out) {
-        if !out.first(d.dev, d.ino) {
-            return;
-        }
-        self.adj.total += d.total;
-        self.adj.latest = self.adj.latest.max(d.latest);
-        if d.own {
-            self.adj.own += d.total;
-            self.adj.own_latest = self.adj.own_latest.max(d.latest);
-        }
-        if let Some(line) = &d.line {
-            tell_held(line, &mut 0, None, out);
-        }
+    fn lock(&self) -> std::sync::MutexGuard<'_, NodeState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
+impl NodeState {
     fn push_line(&mut self, l: &Listed<'_>) {
         hold(&mut self.held, l);
         match self.items.back_mut() {
@@ -227,201 +231,325 @@ impl Node {
             _ => self.items.push_back(Item::Lines(1)),
         }
     }
+
+    fn push_deferred(&mut self, files: Vec<Deferred>) {
+        if !files.is_empty() {
+            self.items.push_back(Item::Deferred(files));
+        }
+    }
+
+    /// A new node for a subdirectory, at the end of what this one tells so far.
+    fn push_child(&mut self) -> NodeId {
+        let child = NodeId::default();
+        self.items.push_back(Item::Child(child.clone()));
+        child
+    }
 }
 
+/// What the cursor passed, in order, for the drainer to tell.
+enum Event {
+    /// A line, held in [`Drain::held`].
+    Line,
+    /// The line of the node at the cursor, held, told with its [`Adjust`].
+    Own,
+    /// Files counted in their turn, in the node at the cursor.
+    Deferred(Vec<Deferred>),
+    /// Into a subdirectory's node.
+    Enter,
+    /// Out of the node at the cursor, to its parent.
+    Leave,
+}
+
+/// The drainer's side, used by one thread at a time: the cursor (the nodes from the
+/// root down to where the told output stands), what it passed and is yet to tell, and
+/// the [`Adjust`] of each node on the way (only the drainer changes them, so they need
+/// no lock).
 #[derive(Default)]
-struct Inner {
-    nodes: Vec<Node>,
-    free: Vec<NodeId>,
-    /// Subdirectories reserved and not yet claimed, by parent and name.
-    unclaimed: HashMap<(NodeId, Box<[u8]>), NodeId>,
-    cursor: Option<NodeId>,
-    /// The root's [`Adjust`], once it is told.
-    root_adj: Option<Adjust>,
+struct Drain {
+    cursor: Vec<NodeId>,
+    held: Vec<u8>,
+    events: Vec<Event>,
+    path: Vec<Adjust>,
+    /// The root's [`Adjust`], once the cursor left it.
+    root: Option<Adjust>,
+    /// Batches counted, to keep for their memory.
+    spent: Vec<Vec<Deferred>>,
 }
 
-impl Inner {
-    fn node(&mut self, parent: Option<NodeId>) -> NodeId {
-        let node = Node {
-            parent,
-            ..Node::default()
-        };
-        match self.free.pop() {
-            Some(id) => {
-                self.nodes[id] = node;
-                id
-            }
-            None => {
-                self.nodes.push(node);
-                self.nodes.len() - 1
-            }
-        }
-    }
-
-    /// A line from `id`: told now if the cursor is there with nothing before it.
-    fn line(&mut self, id: NodeId, l: &Listed<'_>, out: &mut dyn Out) {
-        if self.cursor == Some(id) && self.nodes[id].items.is_empty() {
-            out.tell(l);
-        } else {
-            self.nodes[id].push_line(l);
-        }
-    }
-
-    /// A deferred file of `id`: counted now if the cursor is there with nothing before.
-    fn deferred(&mut self, id: NodeId, d: Deferred, out: &mut dyn Out) {
-        if self.cursor == Some(id) && self.nodes[id].items.is_empty() {
-            self.nodes[id].resolve(&d, out);
-        } else {
-            self.nodes[id].items.push_back(Item::Deferred(Box::new(d)));
-        }
-    }
-
-    /// Tells what can be told from the cursor on.
-    fn drain(&mut self, out: &mut dyn Out) {
-        while let Some(c) = self.cursor {
-            let node = &mut self.nodes[c];
-            match node.items.pop_front() {
-                Some(Item::Own) => {
-                    let adj = node.adj;
-                    tell_held(&node.held, &mut node.read, Some(&adj), out);
+impl Drain {
+    /// Moves the cursor on, up to `steps` items, taking what it passes (to be told by
+    /// [`Drain::tell`], without a node's lock); whether it could go further.
+    fn pass(&mut self, mut steps: usize) -> bool {
+        'nodes: while let Some(node) = self.cursor.last().cloned() {
+            let mut st = node.lock();
+            loop {
+                if steps == 0 {
+                    return st.done || !st.items.is_empty();
                 }
-                Some(Item::Deferred(d)) => node.resolve(&d, out),
-                Some(Item::Lines(n)) => {
-                    tell_held(&node.held, &mut node.read, None, out);
-                    if n > 1 {
-                        node.items.push_front(Item::Lines(n - 1));
-                    } else if node.read == node.held.len() {
-                        node.held.clear();
-                        node.read = 0;
+                steps -= 1;
+                match st.items.pop_front() {
+                    Some(Item::Own) => {
+                        let NodeState { held, read, .. } = &mut *st;
+                        tell_held(held, read, None, &mut Rehold(&mut self.held));
+                        self.events.push(Event::Own);
+                    }
+                    Some(Item::Deferred(files)) => self.events.push(Event::Deferred(files)),
+                    Some(Item::Lines(n)) => {
+                        let NodeState { held, read, .. } = &mut *st;
+                        tell_held(held, read, None, &mut Rehold(&mut self.held));
+                        self.events.push(Event::Line);
+                        if n > 1 {
+                            st.items.push_front(Item::Lines(n - 1));
+                        } else if st.read == st.held.len() {
+                            st.held.clear();
+                            st.read = 0;
+                        }
+                    }
+                    Some(Item::Child(child)) => {
+                        drop(st);
+                        self.cursor.push(child);
+                        self.events.push(Event::Enter);
+                        continue 'nodes;
+                    }
+                    None if st.done => {
+                        drop(st);
+                        self.cursor.pop();
+                        self.events.push(Event::Leave);
+                        continue 'nodes;
+                    }
+                    None => return false,
+                }
+            }
+        }
+        false
+    }
+
+    /// Tells what the cursor passed, in order: lines with their node's additions, and
+    /// each deferred file counted where no name of it came before.
+    fn tell(&mut self, out: &mut dyn Out) {
+        let Drain {
+            held,
+            events,
+            path,
+            root,
+            spent,
+            ..
+        } = self;
+        let mut at = 0;
+        for event in events.drain(..) {
+            match event {
+                Event::Line => tell_held(held, &mut at, None, out),
+                Event::Own => {
+                    let adj = path.last().copied().unwrap_or_default();
+                    tell_held(held, &mut at, Some(&adj), out);
+                }
+                Event::Deferred(mut files) => {
+                    if let Some(adj) = path.last_mut() {
+                        for f in &files {
+                            resolve(adj, f, out);
+                        }
+                    }
+                    if spent.len() < SPARE_BATCHES {
+                        files.clear();
+                        spent.push(files);
                     }
                 }
-                Some(Item::Child(id)) => self.cursor = Some(id),
-                None if node.done => {
-                    let adj = node.adj;
-                    self.cursor = node.parent;
-                    *node = Node::default();
-                    self.free.push(c);
-                    match self.cursor {
-                        // A subdirectory's adds are its parent's, below it.
-                        Some(p) => {
-                            let up = &mut self.nodes[p].adj;
+                Event::Enter => path.push(Adjust::default()),
+                Event::Leave => {
+                    let adj = path.pop().unwrap_or_default();
+                    match path.last_mut() {
+                        // A subdirectory's additions are its parent's, below it.
+                        Some(up) => {
                             up.total += adj.total;
                             up.latest = up.latest.max(adj.latest);
                         }
-                        None => self.root_adj = Some(adj),
+                        None => *root = Some(adj),
                     }
                 }
-                None => break,
             }
         }
+        held.clear();
     }
 }
 
-/// The nodes of one root's count (see the [module](self)), behind one lock.
+/// A deferred file's turn: counted (into `adj`, its node's additions), and its line
+/// told, if no name of it came before.
+fn resolve(adj: &mut Adjust, d: &Deferred, out: &mut dyn Out) {
+    if !out.first(d.dev, d.ino) {
+        return;
+    }
+    adj.total += d.total;
+    adj.latest = adj.latest.max(d.latest);
+    if d.own {
+        adj.own += d.total;
+        adj.own_latest = adj.own_latest.max(d.latest);
+    }
+    if let Some(line) = &d.line {
+        tell_held(line, &mut 0, None, out);
+    }
+}
+
+/// Holds the lines told to it again (to move a held line from one buffer to another).
+struct Rehold<'a>(&'a mut Vec<u8>);
+
+impl Out for Rehold<'_> {
+    fn tell(&mut self, l: &Listed<'_>) {
+        hold(self.0, l);
+    }
+    fn first(&mut self, _: u64, _: u64) -> bool {
+        unreachable!("held lines only")
+    }
+}
+
+/// Items a drain takes at a time before it tells them (its memory).
+const DRAIN_STEPS: usize = 4096;
+
+/// The nodes of one root's count (see the [module](self)).
+///
+/// One thread at a time drains (moves the cursor and tells what it passes): a worker
+/// that finds another draining leaves the drain to it ([`Order::with`]).
 #[derive(Default)]
-pub(super) struct Order(Mutex<Inner>);
+pub(super) struct Order {
+    /// A thread drains.
+    draining: AtomicBool,
+    /// A change was made while another thread drained: it looks again.
+    missed: AtomicBool,
+    /// The drainer's side (locked only by the drainer).
+    drain: Mutex<Drain>,
+    /// Batches of deferred files counted, kept for their memory.
+    spare: Mutex<Vec<Vec<Deferred>>>,
+}
 
 impl Order {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    /// Makes a change with `f`, then drains if no other thread does (else leaves it to
+    /// that thread, which looks again before it stops).
+    fn with<R>(&self, out: &mut dyn Out, f: impl FnOnce() -> R) -> R {
+        let r = f();
+        self.missed.store(true, SeqCst);
+        if self.draining.swap(true, SeqCst) {
+            return r;
+        }
+        let mut d = self.drainer();
+        loop {
+            // Cleared before each look at the nodes: a change made after it is seen.
+            self.missed.store(false, SeqCst);
+            loop {
+                let more = d.pass(DRAIN_STEPS);
+                d.tell(out);
+                if !more {
+                    break;
+                }
+            }
+            if !d.spent.is_empty() {
+                let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+                let room = SPARE_BATCHES.saturating_sub(spare.len());
+                let n = d.spent.len().min(room);
+                spare.extend(d.spent.drain(..n));
+                d.spent.clear();
+            }
+            self.draining.store(false, SeqCst);
+            if !self.missed.load(SeqCst) || self.draining.swap(true, SeqCst) {
+                break;
+            }
+        }
+        r
+    }
+
+    /// The drainer's side, for the thread that drains.
+    fn drainer(&self) -> std::sync::MutexGuard<'_, Drain> {
+        self.drain.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A root's node, where the output starts.
     pub(super) fn root(&self) -> NodeId {
-        let mut inner = self.lock();
-        *inner = Inner::default();
-        let id = inner.node(None);
-        inner.cursor = Some(id);
-        id
+        let root = NodeId::default();
+        *self.drainer() = Drain {
+            cursor: vec![root.clone()],
+            path: vec![Adjust::default()],
+            ..Drain::default()
+        };
+        root
     }
 
-    /// Reserves the place of subdirectory `name` of `parent`, met now in its listing.
-    pub(super) fn reserve(&self, parent: NodeId, name: &[u8]) {
-        let mut inner = self.lock();
-        let id = inner.node(Some(parent));
-        inner.nodes[parent].items.push_back(Item::Child(id));
-        inner.nodes[parent].reserved.push(id);
-        inner.nodes[id].name = Some(name.into());
-        inner.unclaimed.insert((parent, name.into()), id);
+    /// Reserves the place of subdirectory `name` of `parent`, met now in its listing,
+    /// after the files of `parent` deferred before it (`files`).
+    pub(super) fn reserve(&self, parent: &NodeId, name: &[u8], files: Vec<Deferred>) {
+        let mut st = parent.lock();
+        st.push_deferred(files);
+        let child = st.push_child();
+        st.unclaimed.insert(name.into(), child);
     }
 
     /// The node of subdirectory `name` of `parent`, now entered: its reserved place, or
     /// (were none reserved) one at the end of what `parent` tells so far.
-    pub(super) fn claim(&self, parent: NodeId, name: &[u8]) -> NodeId {
-        let mut inner = self.lock();
-        if let Some(id) = inner.unclaimed.remove(&(parent, name.into())) {
-            inner.nodes[id].name = None;
-            return id;
+    pub(super) fn claim(&self, parent: &NodeId, name: &[u8]) -> NodeId {
+        let mut st = parent.lock();
+        match st.unclaimed.remove(name) {
+            Some(child) => child,
+            None => st.push_child(),
         }
-        let id = inner.node(Some(parent));
-        inner.nodes[parent].items.push_back(Item::Child(id));
-        id
     }
 
     /// A line of `id` (a file of it), in its listing's order.
-    pub(super) fn line(&self, id: NodeId, l: &Listed<'_>, out: &mut dyn Out) {
-        self.lock().line(id, l, out);
+    pub(super) fn line(&self, id: &NodeId, l: &Listed<'_>, out: &mut dyn Out) {
+        self.with(out, || id.lock().push_line(l));
     }
 
     /// Files of `id` (or below it) counted in their turn, in its listing's order.
+    /// Gives back an empty batch to fill next, if one is spare.
     pub(super) fn deferred(
         &self,
-        id: NodeId,
-        files: impl IntoIterator<Item = Deferred>,
+        id: &NodeId,
+        files: Vec<Deferred>,
         out: &mut dyn Out,
-    ) {
-        let mut inner = self.lock();
-        for d in files {
-            inner.deferred(id, d, out);
-        }
+    ) -> Option<Vec<Deferred>> {
+        self.with(out, || id.lock().push_deferred(files));
+        self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop()
     }
 
     /// What the last root's deferred files added to it, once it was told.
     pub(super) fn root_adjust(&self) -> Option<Adjust> {
-        self.lock().root_adj.take()
+        self.drainer().root.take()
     }
 
-    /// Node `id` is done, its own line `l` last (if it has one): what it tells is
-    /// complete. Its reserved subdirectories never entered tell nothing.
-    pub(super) fn close(&self, id: NodeId, l: Option<&Listed<'_>>, out: &mut dyn Out) {
-        let mut inner = self.lock();
-        if let Some(l) = l {
-            if inner.cursor == Some(id) && inner.nodes[id].items.is_empty() {
-                let adj = inner.nodes[id].adj;
-                tell_adjusted(l, Some(&adj), out);
-            } else {
-                let node = &mut inner.nodes[id];
-                hold(&mut node.held, l);
-                node.items.push_back(Item::Own);
+    /// Node `id` is done, after its last deferred files (`files`) and its own line `l`
+    /// (if it has one): what it tells is complete. Its reserved subdirectories never
+    /// entered tell nothing.
+    pub(super) fn close(
+        &self,
+        id: &NodeId,
+        files: Vec<Deferred>,
+        l: Option<&Listed<'_>>,
+        out: &mut dyn Out,
+    ) {
+        self.with(out, || {
+            let mut st = id.lock();
+            st.push_deferred(files);
+            if let Some(l) = l {
+                hold(&mut st.held, l);
+                st.items.push_back(Item::Own);
             }
-        }
-        let reserved = std::mem::take(&mut inner.nodes[id].reserved);
-        for r in reserved {
-            if inner.nodes[r].parent != Some(id) {
-                continue; // given back, and given again elsewhere
+            for (_, never) in st.unclaimed.drain() {
+                never.lock().done = true;
             }
-            if let Some(name) = inner.nodes[r].name.take() {
-                inner.unclaimed.remove(&(id, name));
-                inner.nodes[r].done = true;
-            }
-        }
-        inner.nodes[id].done = true;
-        inner.drain(out);
+            st.done = true;
+        });
     }
 
     /// Subdirectory `name` of `parent` could not be entered and tells `l` alone, at
     /// its place if one was reserved.
-    pub(super) fn alone(&self, parent: NodeId, name: &[u8], l: &Listed<'_>, out: &mut dyn Out) {
-        let mut inner = self.lock();
-        match inner.unclaimed.remove(&(parent, name.into())) {
-            Some(id) => {
-                inner.nodes[id].name = None;
-                inner.nodes[id].push_line(l);
-                inner.nodes[id].done = true;
-                inner.drain(out);
+    pub(super) fn alone(&self, parent: &NodeId, name: &[u8], l: &Listed<'_>, out: &mut dyn Out) {
+        self.with(out, || {
+            let mut st = parent.lock();
+            match st.unclaimed.remove(name) {
+                Some(child) => {
+                    let mut c = child.lock();
+                    c.push_line(l);
+                    c.done = true;
+                }
+                None => st.push_line(l),
             }
-            None => inner.line(parent, l, out),
-        }
+        });
     }
 }
 
@@ -480,20 +608,20 @@ mod tests {
         let order = Order::default();
         let mut out = Lines::default();
         let r = order.root();
-        order.reserve(r, b"a");
-        order.line(r, &l("f"), &mut out);
-        order.reserve(r, b"b");
-        order.reserve(r, b"never");
-        let b = order.claim(r, b"b");
-        order.close(b, Some(&l("b")), &mut out);
-        let a = order.claim(r, b"a");
-        order.reserve(a, b"x");
-        order.alone(a, b"x", &l("a/x"), &mut out);
-        order.close(a, Some(&l("a")), &mut out);
-        order.close(r, Some(&l(".")), &mut out);
+        order.reserve(&r, b"a", Vec::new());
+        order.line(&r, &l("f"), &mut out);
+        order.reserve(&r, b"b", Vec::new());
+        order.reserve(&r, b"never", Vec::new());
+        let b = order.claim(&r, b"b");
+        order.close(&b, Vec::new(), Some(&l("b")), &mut out);
+        let a = order.claim(&r, b"a");
+        order.reserve(&a, b"x", Vec::new());
+        order.alone(&a, b"x", &l("a/x"), &mut out);
+        order.close(&a, Vec::new(), Some(&l("a")), &mut out);
+        order.close(&r, Vec::new(), Some(&l(".")), &mut out);
         assert_eq!(out.0, ["a/x", "a", "f", "b", "."]);
-        // Every node given back: the next root starts afresh.
-        assert!(order.lock().unclaimed.is_empty());
+        // The cursor is past the root: the next root starts afresh.
+        assert!(order.drainer().cursor.is_empty());
     }
 
     #[test]
@@ -572,19 +700,19 @@ mod tests {
             line: None,
         };
         let r = order.root();
-        order.reserve(r, b"a");
-        order.reserve(r, b"b");
+        order.reserve(&r, b"a", Vec::new());
+        order.reserve(&r, b"b", Vec::new());
         // b is done first, a comes first: each file counts in its turn (9 stands for a
         // file counted already, which counts nowhere).
-        let b = order.claim(r, b"b");
-        order.deferred(b, [file(5, true)], &mut out);
-        order.deferred(b, [file(9, true)], &mut out);
-        order.close(b, Some(&l("b")), &mut out);
-        let a = order.claim(r, b"a");
-        order.deferred(a, [file(6, true)], &mut out);
-        order.close(a, Some(&l("a")), &mut out);
-        order.deferred(r, [file(7, true)], &mut out);
-        order.close(r, Some(&l(".")), &mut out);
+        let b = order.claim(&r, b"b");
+        order.deferred(&b, vec![file(5, true)], &mut out);
+        order.deferred(&b, vec![file(9, true)], &mut out);
+        order.close(&b, Vec::new(), Some(&l("b")), &mut out);
+        let a = order.claim(&r, b"a");
+        order.deferred(&a, vec![file(6, true)], &mut out);
+        order.close(&a, Vec::new(), Some(&l("a")), &mut out);
+        order.deferred(&r, vec![file(7, true)], &mut out);
+        order.close(&r, Vec::new(), Some(&l(".")), &mut out);
         let shown: Vec<_> = out
             .1
             .iter()
