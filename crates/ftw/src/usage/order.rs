@@ -19,8 +19,8 @@ use super::{Listed, Stamp, Totals};
 use crate::sys::FileType;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 /// The types a held line may have, by their number in it.
 const TYPES: [FileType; 8] = [
@@ -200,7 +200,14 @@ enum Item {
 /// other, nor for the drain (which holds one node's lock at a time, never while it
 /// tells).
 #[derive(Default)]
-pub(super) struct Node(Mutex<NodeState>);
+pub(super) struct Node {
+    state: Mutex<NodeState>,
+    /// Its parent's node (none for a root), to know whether the drain waits for it.
+    parent: Option<Weak<Node>>,
+    /// Its directory is being counted (a reserved place not yet claimed waits for a
+    /// worker to take its directory).
+    claimed: AtomicBool,
+}
 
 /// A node, shared by the directory's count, its parent's and the drain.
 pub(super) type NodeId = Arc<Node>;
@@ -219,31 +226,82 @@ struct NodeState {
 
 impl Node {
     fn lock(&self) -> std::sync::MutexGuard<'_, NodeState> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `at` is this node or one of its ancestors (or may be: an ancestor let
+    /// go of was passed by the drain already).
+    fn below(self: &Arc<Node>, at: &NodeId) -> bool {
+        let mut node = self.clone();
+        loop {
+            if Arc::ptr_eq(&node, at) {
+                return true;
+            }
+            match node.parent.as_ref().map(Weak::upgrade) {
+                Some(Some(p)) => node = p,
+                Some(None) => return true,
+                None => return false,
+            }
+        }
     }
 }
 
 impl NodeState {
-    fn push_line(&mut self, l: &Listed<'_>) {
+    /// Holds a line; the bytes it takes.
+    fn push_line(&mut self, l: &Listed<'_>) -> usize {
+        let before = self.held.len();
         hold(&mut self.held, l);
         match self.items.back_mut() {
             Some(Item::Lines(n)) => *n += 1,
             _ => self.items.push_back(Item::Lines(1)),
         }
+        self.held.len() - before
     }
 
-    fn push_deferred(&mut self, files: Vec<Deferred>) {
+    /// Holds the line of the node itself; the bytes it takes.
+    fn push_own(&mut self, l: &Listed<'_>) -> usize {
+        let before = self.held.len();
+        hold(&mut self.held, l);
+        self.items.push_back(Item::Own);
+        self.held.len() - before
+    }
+
+    /// Holds a batch of deferred files; the bytes they take.
+    fn push_deferred(&mut self, files: Vec<Deferred>) -> usize {
+        let cost = weight(&files);
         if !files.is_empty() {
             self.items.push_back(Item::Deferred(files));
         }
+        cost
     }
 
-    /// A new node for a subdirectory, at the end of what this one tells so far.
-    fn push_child(&mut self) -> NodeId {
-        let child = NodeId::default();
+    /// A new node for a subdirectory of `parent` (this one's node), at the end of
+    /// what this one tells so far.
+    fn push_child(&mut self, parent: &NodeId) -> NodeId {
+        let child = Arc::new(Node {
+            state: Mutex::default(),
+            parent: Some(Arc::downgrade(parent)),
+            claimed: AtomicBool::new(false),
+        });
         self.items.push_back(Item::Child(child.clone()));
         child
     }
+}
+
+/// What an allocation costs beyond its bytes (the allocator's header and rounding).
+const MALLOC_OVERHEAD: usize = 32;
+
+/// The bytes a batch of deferred files takes, as [`Order::held`] counts them.
+fn weight(files: &[Deferred]) -> usize {
+    std::mem::size_of_val(files)
+        + files
+            .iter()
+            .map(|f| {
+                f.line
+                    .as_ref()
+                    .map_or(0, |l| l.capacity() + MALLOC_OVERHEAD)
+            })
+            .sum::<usize>()
 }
 
 /// What the cursor passed, in order, for the drainer to tell.
@@ -274,6 +332,8 @@ struct Drain {
     root: Option<Adjust>,
     /// Batches counted, to keep for their memory.
     spent: Vec<Vec<Deferred>>,
+    /// Bytes taken out of the nodes since last counted (see [`Order::held`]).
+    freed: usize,
 }
 
 impl Drain {
@@ -290,13 +350,20 @@ impl Drain {
                 match st.items.pop_front() {
                     Some(Item::Own) => {
                         let NodeState { held, read, .. } = &mut *st;
+                        let before = self.held.len();
                         tell_held(held, read, None, &mut Rehold(&mut self.held));
+                        self.freed += self.held.len() - before;
                         self.events.push(Event::Own);
                     }
-                    Some(Item::Deferred(files)) => self.events.push(Event::Deferred(files)),
+                    Some(Item::Deferred(files)) => {
+                        self.freed += weight(&files);
+                        self.events.push(Event::Deferred(files));
+                    }
                     Some(Item::Lines(n)) => {
                         let NodeState { held, read, .. } = &mut *st;
+                        let before = self.held.len();
                         tell_held(held, read, None, &mut Rehold(&mut self.held));
+                        self.freed += self.held.len() - before;
                         self.events.push(Event::Line);
                         if n > 1 {
                             st.items.push_front(Item::Lines(n - 1));
@@ -404,6 +471,15 @@ impl Out for Rehold<'_> {
 /// Items a drain takes at a time before it tells them (its memory).
 const DRAIN_STEPS: usize = 4096;
 
+/// Past so many bytes waiting in the nodes, a worker that adds more waits for the
+/// drain to go on before it goes on itself: the output's reader sets the pace, and the
+/// workers counting what the drain waits for are the only ones to go on.
+const HELD_MAX: usize = 4 << 20;
+
+/// How often a worker held back looks again, and the longest it is held back.
+const PACE_LOOK: std::time::Duration = std::time::Duration::from_millis(50);
+const PACE_MAX: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The nodes of one root's count (see the [module](self)).
 ///
 /// One thread at a time drains (moves the cursor and tells what it passes): a worker
@@ -418,16 +494,29 @@ pub(super) struct Order {
     drain: Mutex<Drain>,
     /// Batches of deferred files counted, kept for their memory.
     spare: Mutex<Vec<Vec<Deferred>>>,
+    /// Bytes of lines and deferred files waiting in the nodes.
+    held: AtomicUsize,
+    /// The node where the drain stopped last (it waits for what is below it).
+    stopped_at: Mutex<Option<Weak<Node>>>,
+    /// Workers waiting for the drain to go on, and where they wait.
+    pacing: AtomicUsize,
+    paced: (Mutex<()>, Condvar),
 }
 
 impl Order {
     /// Makes a change with `f`, then drains if no other thread does (else leaves it to
     /// that thread, which looks again before it stops).
-    fn with<R>(&self, out: &mut dyn Out, f: impl FnOnce() -> R) -> R {
-        let r = f();
+    ///
+    /// `f` returns the bytes it left waiting in a node. Past [`HELD_MAX`] of them, a
+    /// thread that finds another draining waits for it to stop, then drains itself:
+    /// the drainer never waits for a worker (only for the output), so the wait ends.
+    fn with(&self, id: &NodeId, out: &mut dyn Out, f: impl FnOnce() -> usize) {
+        let added = f();
+        self.held.fetch_add(added, Relaxed);
         self.missed.store(true, SeqCst);
         if self.draining.swap(true, SeqCst) {
-            return r;
+            self.pace(id);
+            return;
         }
         let mut d = self.drainer();
         loop {
@@ -435,6 +524,7 @@ impl Order {
             self.missed.store(false, SeqCst);
             loop {
                 let more = d.pass(DRAIN_STEPS);
+                self.held.fetch_sub(std::mem::take(&mut d.freed), Relaxed);
                 d.tell(out);
                 if !more {
                     break;
@@ -447,12 +537,53 @@ impl Order {
                 spare.extend(d.spent.drain(..n));
                 d.spent.clear();
             }
+            if self.held.load(Relaxed) > HELD_MAX || self.pacing.load(SeqCst) > 0 {
+                *self.stopped_at.lock().unwrap_or_else(|e| e.into_inner()) =
+                    d.cursor.last().map(Arc::downgrade);
+            }
+            if self.pacing.load(SeqCst) > 0 {
+                let _g = self.paced.0.lock().unwrap_or_else(|e| e.into_inner());
+                self.paced.1.notify_all();
+            }
             self.draining.store(false, SeqCst);
             if !self.missed.load(SeqCst) || self.draining.swap(true, SeqCst) {
                 break;
             }
         }
-        r
+    }
+
+    /// Past [`HELD_MAX`] bytes waiting, holds back a worker that added to node `id`
+    /// while another thread drains (the output's reader may be slow: this worker waits
+    /// for the drain, which never waits for a worker), or while the drain waits for
+    /// another worker's directory (the node it stopped at is
+    /// claimed, and is neither `id` nor one of its ancestors): until the drain goes on
+    /// far enough, for at most [`PACE_MAX`]. The worker the drain waits for is never
+    /// held back, so the wait ends; where the drain waits for a directory no worker has
+    /// taken yet, nobody is held back (one of them is to take it).
+    fn pace(&self, id: &NodeId) {
+        let start = std::time::Instant::now();
+        while self.held.load(Relaxed) > HELD_MAX && start.elapsed() < PACE_MAX {
+            if self.draining.load(SeqCst) {
+                // The drain may wait for the output's reader: so does this worker.
+                drop(self.drainer());
+                continue;
+            }
+            let stopped = self
+                .stopped_at
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let Some(at) = stopped.and_then(|w| w.upgrade()) else {
+                return;
+            };
+            if !at.claimed.load(SeqCst) || id.below(&at) {
+                return;
+            }
+            let g = self.paced.0.lock().unwrap_or_else(|e| e.into_inner());
+            self.pacing.fetch_add(1, SeqCst);
+            let _ = self.paced.1.wait_timeout(g, PACE_LOOK);
+            self.pacing.fetch_sub(1, SeqCst);
+        }
     }
 
     /// The drainer's side, for the thread that drains.
@@ -463,6 +594,7 @@ impl Order {
     /// A root's node, where the output starts.
     pub(super) fn root(&self) -> NodeId {
         let root = NodeId::default();
+        root.claimed.store(true, SeqCst);
         *self.drainer() = Drain {
             cursor: vec![root.clone()],
             path: vec![Adjust::default()],
@@ -475,24 +607,29 @@ impl Order {
     /// after the files of `parent` deferred before it (`files`).
     pub(super) fn reserve(&self, parent: &NodeId, name: &[u8], files: Vec<Deferred>) {
         let mut st = parent.lock();
-        st.push_deferred(files);
-        let child = st.push_child();
+        let added = st.push_deferred(files);
+        let child = st.push_child(parent);
         st.unclaimed.insert(name.into(), child);
+        drop(st);
+        self.held.fetch_add(added, Relaxed);
+        self.pace(parent);
     }
 
     /// The node of subdirectory `name` of `parent`, now entered: its reserved place, or
     /// (were none reserved) one at the end of what `parent` tells so far.
     pub(super) fn claim(&self, parent: &NodeId, name: &[u8]) -> NodeId {
         let mut st = parent.lock();
-        match st.unclaimed.remove(name) {
+        let child = match st.unclaimed.remove(name) {
             Some(child) => child,
-            None => st.push_child(),
-        }
+            None => st.push_child(parent),
+        };
+        child.claimed.store(true, SeqCst);
+        child
     }
 
     /// A line of `id` (a file of it), in its listing's order.
     pub(super) fn line(&self, id: &NodeId, l: &Listed<'_>, out: &mut dyn Out) {
-        self.with(out, || id.lock().push_line(l));
+        self.with(id, out, || id.lock().push_line(l));
     }
 
     /// Files of `id` (or below it) counted in their turn, in its listing's order.
@@ -503,7 +640,7 @@ impl Order {
         files: Vec<Deferred>,
         out: &mut dyn Out,
     ) -> Option<Vec<Deferred>> {
-        self.with(out, || id.lock().push_deferred(files));
+        self.with(id, out, || id.lock().push_deferred(files));
         self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop()
     }
 
@@ -522,30 +659,30 @@ impl Order {
         l: Option<&Listed<'_>>,
         out: &mut dyn Out,
     ) {
-        self.with(out, || {
+        self.with(id, out, || {
             let mut st = id.lock();
-            st.push_deferred(files);
+            let mut added = st.push_deferred(files);
             if let Some(l) = l {
-                hold(&mut st.held, l);
-                st.items.push_back(Item::Own);
+                added += st.push_own(l);
             }
             for (_, never) in st.unclaimed.drain() {
                 never.lock().done = true;
             }
             st.done = true;
+            added
         });
     }
 
     /// Subdirectory `name` of `parent` could not be entered and tells `l` alone, at
     /// its place if one was reserved.
     pub(super) fn alone(&self, parent: &NodeId, name: &[u8], l: &Listed<'_>, out: &mut dyn Out) {
-        self.with(out, || {
+        self.with(parent, out, || {
             let mut st = parent.lock();
             match st.unclaimed.remove(name) {
                 Some(child) => {
                     let mut c = child.lock();
-                    c.push_line(l);
                     c.done = true;
+                    c.push_line(l)
                 }
                 None => st.push_line(l),
             }
