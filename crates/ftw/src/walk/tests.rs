@@ -233,11 +233,25 @@ fn bushy() -> tempfile::TempDir {
 /// every directory named `skip`. Checks that a walk reading ahead leaves no read behind
 /// (every one was taken by the walker or forgotten when skipped).
 fn in_order(b: WalkBuilder, skip: &[u8]) -> Vec<(PathBuf, usize, bool)> {
+    in_order_held(b, skip, None)
+}
+
+/// As [`in_order`], but when `held` is given the walker waits at the root's first
+/// entry until `held` is set (by a worker that has read ahead), so that a test of what
+/// is read ahead does not depend on whether the workers were scheduled in time.
+fn in_order_held(
+    b: WalkBuilder,
+    skip: &[u8],
+    held: Option<&std::sync::atomic::AtomicBool>,
+) -> Vec<(PathBuf, usize, bool)> {
     let mut v = Vec::new();
     let mut walk = b.build();
     while let Some(item) = walk.next_entry() {
         match item {
             Ok(e) => {
+                if let (Some(flag), 1) = (held, v.len()) {
+                    wait_for(flag);
+                }
                 v.push((e.path().to_path_buf(), e.depth(), true));
                 if e.name() == skip {
                     walk.skip_current_dir();
@@ -388,11 +402,14 @@ fn reading_ahead_beside_ignore_rules_reads_nothing_they_leave_out() {
             let mut b = walk(3);
             b.opts.hooks.ahead_window = window;
             let seen = read.clone();
+            let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = started.clone();
             b.opts.hooks.ahead_fault = Some(Fault(std::sync::Arc::new(move |path: &[u8]| {
                 seen.lock().unwrap().push(path.to_vec());
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
             })));
             assert_eq!(
-                in_order(b, b""),
+                in_order_held(b, b"", Some(&started)),
                 serial,
                 "follow {follow}, window {window:?}"
             );
