@@ -213,7 +213,9 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         };
         let walk = WalkBuilder::new(root)
             .follow_links(options.follow_links)
-            .same_file_system(options.same_file_system);
+            .same_file_system(options.same_file_system)
+            // Told in du's order: what a worker does next is what is told next.
+            .first_subdirectory_first(run.order.is_some());
         // With one thread, du's order: depth first, each directory's entries as read,
         // a subdirectory walked where it is met.
         let _ = walk.threads(options.threads).run(counter);

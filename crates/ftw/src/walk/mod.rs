@@ -150,6 +150,9 @@ pub(crate) struct Options {
     pub(crate) visitor_waits: bool,
     /// Large directories' entries in inode order ([`WalkBuilder::inode_order`]).
     pub(crate) inode_order: bool,
+    /// A parallel walk's workers take up a directory's subdirectories first first
+    /// ([`WalkBuilder::first_subdirectory_first`]).
+    pub(crate) first_sub_first: bool,
     /// A sorted [`Walk`] reads ahead on `threads` workers (set by [`WalkBuilder::threads`]).
     pub(crate) read_ahead: bool,
     /// Settings only the crate's tests change.
@@ -189,6 +192,7 @@ impl WalkBuilder {
                 close_before_leave: false,
                 visitor_waits: false,
                 inode_order: false,
+                first_sub_first: false,
                 read_ahead: false,
                 hooks: Hooks::new(),
             },
@@ -371,6 +375,24 @@ impl WalkBuilder {
     /// table in sequence (GNU rm does the same). Off by default.
     pub fn inode_order(mut self, yes: bool) -> Self {
         self.opts.inode_order = yes;
+        self
+    }
+
+    /// In a parallel walk, each worker takes up the subdirectories of the directory it
+    /// has read in the order its listing gave them, the first first, as a serial walk
+    /// meets them (by default it takes the last first: the one whose path it already
+    /// holds), and all workers take their next directory from one stack, the first
+    /// left in line (by default each keeps its own and steals the oldest of another's).
+    /// For a visitor whose results are told in the serial walk's order (as `ftw du`
+    /// prints each directory after its contents), so that little of what is done waits
+    /// on an earlier sibling. No effect on a walk on one thread. Off by default.
+    ///
+    /// ```
+    /// let walk = ftw::walk::WalkBuilder::new(".").threads(0).first_subdirectory_first(true);
+    /// # let _ = walk;
+    /// ```
+    pub fn first_subdirectory_first(mut self, yes: bool) -> Self {
+        self.opts.first_sub_first = yes;
         self
     }
 

@@ -343,7 +343,8 @@ impl ParallelWalk {
         let pool_opts = match opts.threads {
             0 => PoolOptions::adaptive(budget.max_io_threads()),
             n => PoolOptions::fixed(n.min(budget.max_threads())),
-        };
+        }
+        .in_order(opts.first_sub_first);
         let keep_limit = budget.parallel_keep(pool_opts.max_threads);
         let ctx = Ctx {
             live: opts
@@ -473,7 +474,16 @@ fn run_job<V>(
         dir: Some(kept.dir()),
         root_dev,
     };
-    let Some(last_sub) = report_entries(ctx, state, scope, &node, &at, has_dirs, &sub_base) else {
+    // Subdirectories' jobs held back, to be pushed last first (so this worker, popping
+    // the newest, takes the first first: see `Options::first_sub_first`).
+    let mut held = Vec::new();
+    let Some(last_sub) = report_entries(
+        ctx,
+        state,
+        scope,
+        (&node, &at, has_dirs, &sub_base),
+        &mut held,
+    ) else {
         scope.stop();
         return;
     };
@@ -487,6 +497,9 @@ fn run_job<V>(
         // before the job can run, and finish, elsewhere.
         drop((node, kept, base, sub_base));
         scope.push(job);
+        for job in held.into_iter().rev() {
+            scope.push(job);
+        }
         return;
     }
     // A handle not pinned in the node is still the node's own, should it be left now
@@ -702,19 +715,23 @@ where
     })
 }
 
+/// Where a directory's subdirectories open from: a kept handle and the length of the
+/// path it is at, or the job's own base; and the directory's identity to check on the
+/// way.
+type SubBase = (Option<(Arc<Handle>, usize)>, Option<Id>);
+
 /// Reports each entry of the worker's listing (the directory of `node`, found at
 /// `at`) to the visitor as [`step::decide`] says, and pushes a job for each
-/// subdirectory to enter but the last, which is given back (its index, and whether it
+/// subdirectory to enter but the last (or holds them in `held`, to be pushed last
+/// first: [`Options::first_sub_first`]), the last being given back (its index, and whether it
 /// is a followed link): its job takes over this job's path. `None` when the walk is to
 /// stop.
 fn report_entries<V>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
     scope: &Scope<'_, DirJob<V::State>>,
-    node: &Arc<Node<V::State>>,
-    at: &Place<'_>,
-    has_dirs: bool,
-    sub_base: &(Option<(Arc<Handle>, usize)>, Option<Id>),
+    (node, at, has_dirs, sub_base): (&Arc<Node<V::State>>, &Place<'_>, bool, &SubBase),
+    held: &mut Vec<DirJob<V::State>>,
 ) -> Option<Option<(usize, bool)>>
 where
     V: Visitor,
@@ -779,15 +796,12 @@ where
                 let name = state.list.name(&state.list.items[before]);
                 let mut sub = Vec::with_capacity(at.parent.len() + name.len() + 2);
                 sub.extend_from_slice(at.parent);
-                scope.push(sub_job(
-                    sub,
-                    name,
-                    sub_base,
-                    link,
-                    node,
-                    at.depth,
-                    at.root_dev,
-                ));
+                let job = sub_job(sub, name, sub_base, link, node, at.depth, at.root_dev);
+                if opts.first_sub_first {
+                    held.push(job);
+                } else {
+                    scope.push(job);
+                }
             }
         }
     }
@@ -799,7 +813,7 @@ where
 fn sub_job<S>(
     mut path: Vec<u8>,
     name: &[u8],
-    (base, parent_id): &(Option<(Arc<Handle>, usize)>, Option<Id>),
+    (base, parent_id): &SubBase,
     via_link: bool,
     node: &Arc<Node<S>>,
     depth: usize,

@@ -50,6 +50,11 @@ pub struct PoolOptions {
     pub threads: usize,
     /// The most workers the pool may grow to when they wait on the disk.
     pub max_threads: usize,
+    /// All workers share one stack of jobs instead of a deque each: every worker takes
+    /// the newest job of all, so that where jobs are pushed in the order their results
+    /// are wanted (the next wanted last), the workers together keep to that order, none
+    /// far ahead of the others (see [`PoolOptions::in_order`]).
+    pub one_stack: bool,
 }
 
 impl PoolOptions {
@@ -58,6 +63,7 @@ impl PoolOptions {
         PoolOptions {
             threads: n.max(1),
             max_threads: n.max(1),
+            one_stack: false,
         }
     }
 
@@ -68,6 +74,19 @@ impl PoolOptions {
         PoolOptions {
             threads: cores().min(max),
             max_threads: max,
+            one_stack: false,
+        }
+    }
+
+    /// With one stack of jobs for all workers ([`PoolOptions::one_stack`]) if `yes`.
+    /// Work stealing takes the *oldest* job of another worker, the one furthest from
+    /// what its owner does next; where results are told in one order, that is the work
+    /// whose results wait longest. A shared stack costs a lock per push and pop, a small
+    /// price beside a directory's reading.
+    pub fn in_order(self, yes: bool) -> PoolOptions {
+        PoolOptions {
+            one_stack: yes,
+            ..self
         }
     }
 }
@@ -133,6 +152,8 @@ pub(crate) type PoolStats = WalkStats;
 
 struct Shared<J> {
     injector: Injector<J>,
+    /// The one stack of jobs where [`PoolOptions::one_stack`] is asked.
+    stack: Option<Mutex<Vec<J>>>,
     stealers: RwLock<Vec<Stealer<J>>>,
     /// Jobs pushed and not yet finished: zero means the work is done.
     pending: AtomicUsize,
@@ -193,6 +214,10 @@ impl<J> Shared<J> {
     fn has_queued(&self) -> bool {
         !self.injector.is_empty()
             || self
+                .stack
+                .as_ref()
+                .is_some_and(|s| !s.lock().unwrap_or_else(|e| e.into_inner()).is_empty())
+            || self
                 .stealers
                 .read()
                 .unwrap_or_else(|e| e.into_inner())
@@ -208,11 +233,15 @@ pub struct Scope<'a, J> {
 }
 
 impl<J> Scope<'_, J> {
-    /// Queues a job (on this worker's own deque, where others may steal it).
+    /// Queues a job (on this worker's own deque, where others may steal it, or on the
+    /// one stack).
     pub fn push(&self, job: J) {
         let shared = self.shared;
         let pending = shared.pending.fetch_add(1, Ordering::AcqRel) + 1;
-        self.local.push(job);
+        match &shared.stack {
+            Some(stack) => stack.lock().unwrap_or_else(|e| e.into_inner()).push(job),
+            None => self.local.push(job),
+        }
         // Orders the push before the look at `sleepers`, as a worker going to sleep
         // orders its count before its last look for jobs: either it sees this job or
         // this sees it asleep (and wakes it under the lock, so not before it waits).
@@ -313,6 +342,7 @@ where
 {
     let shared = Shared {
         injector: Injector::new(),
+        stack: opts.one_stack.then(|| Mutex::new(Vec::new())),
         stealers: RwLock::new(Vec::new()),
         pending: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
@@ -564,6 +594,11 @@ fn steal<J>(shared: &Shared<J>, local: &Worker<J>) -> Option<J> {
             Steal::Retry => retry = true,
             Steal::Empty => {}
         }
+        if let Some(stack) = &shared.stack
+            && let Some(j) = stack.lock().unwrap_or_else(|e| e.into_inner()).pop()
+        {
+            return Some(j);
+        }
         for s in shared
             .stealers
             .read()
@@ -669,6 +704,39 @@ mod tests {
     }
 
     #[test]
+    fn on_one_stack_the_workers_take_the_newest_job_of_all() {
+        // Jobs pushed last first are taken first first: with one worker, a tree of
+        // jobs runs in depth-first order; with several, every node runs once.
+        for threads in [1, 3] {
+            let order = Mutex::new(Vec::new());
+            run(
+                vec![vec![0u8]],
+                PoolOptions::fixed(threads).in_order(true),
+                || (),
+                |_, path: Vec<u8>, scope| {
+                    order.lock().unwrap().push(path.clone());
+                    if path.len() < 6 {
+                        for i in (0..3u8).rev() {
+                            let mut sub = path.clone();
+                            sub.push(i);
+                            scope.push(sub);
+                        }
+                    }
+                },
+            );
+            let order = order.into_inner().unwrap();
+            let mut sorted = order.clone();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), order.len());
+            assert_eq!(order.len(), (3usize.pow(6) - 1) / 2);
+            if threads == 1 {
+                assert_eq!(order, sorted, "depth first, first first");
+            }
+        }
+    }
+
+    #[test]
     fn a_tree_of_jobs_runs_every_node() {
         // The module's example: the nodes of a binary tree of depth 10, one job each.
         let nodes = AtomicUsize::new(0);
@@ -724,6 +792,7 @@ mod tests {
         let opts = PoolOptions {
             threads: 1,
             max_threads: 8,
+            one_stack: false,
         };
         fail_spawns_after(Some(2));
         let (stats, ran) = tree(opts, 8, Duration::from_millis(2));
