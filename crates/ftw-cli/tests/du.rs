@@ -1036,36 +1036,6 @@ fn du_summary_of_two_million_entries_stays_small() {
     assert!(err.is_empty(), "{err}");
 }
 
-/// Runs `cmd` to its end, its output read on another thread, watching its peak RSS:
-/// (status, output, peak KiB).
-fn with_peak_rss(cmd: &mut Command) -> (std::process::ExitStatus, Vec<u8>, u64) {
-    let mut child = spawn_piped(cmd);
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut v).map(|_| v)
-    });
-    let pid = child.id();
-    let mut peak = 0;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        // (Gone from /proc, or a zombie without memory, once it ends.)
-        let hwm = std::fs::read_to_string(format!("/proc/{pid}/status")).ok();
-        if let Some(kib) = hwm.as_deref().and_then(|st| {
-            st.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-        }) {
-            peak = peak.max(kib);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    (status, reader.join().unwrap().unwrap(), peak)
-}
-
 mod random {
     //! Random trees (proptest): files of random sizes, directories, hard links to files
     //! made before, symbolic links; `ftw du -j 1` prints what du prints, byte for byte,

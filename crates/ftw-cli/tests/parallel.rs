@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::fs::symlink;
 use std::path::Path;
@@ -236,4 +237,75 @@ fn many_threads_asked_under_a_small_fd_limit_list_everything() {
             &theirs,
         );
     }
+}
+
+#[test]
+fn a_huge_directory_is_walked_in_parts_in_bounded_memory() {
+    // 400,000 entries in one directory (a few of them directories): read a part at a
+    // time, the listing is find's in the memory of a part, du -a's lines are du's in
+    // du's order, and rm removes it all.
+    let n = 400_000;
+    let shm = Path::new("/dev/shm");
+    let roomy = rustix::fs::statvfs(shm).is_ok_and(|v| v.f_favail > 2 * n as u64);
+    let tmp = if roomy {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let root = tmp.path().join("huge");
+    std::fs::create_dir(&root).unwrap();
+    std::thread::scope(|s| {
+        for half in 0..2 {
+            let root = &root;
+            s.spawn(move || {
+                for i in (half..n).step_by(2) {
+                    let p = root.join(format!("entry-{i:07}"));
+                    if i % 10_000 == 0 {
+                        std::fs::create_dir(&p).unwrap();
+                        std::fs::write(p.join("inside"), b"x").unwrap();
+                    } else {
+                        std::fs::File::create(p).unwrap();
+                    }
+                }
+            });
+        }
+    });
+    let (mut theirs, fr) = gnu_find(&root, &[], &["-mindepth", "1"]);
+    assert_eq!(fr.code, 0, "{}", fr.stderr);
+    theirs.sort();
+    let (status, out, peak) =
+        with_peak_rss(Command::new(ftw_bin()).args(["find", "-0"]).arg(&root));
+    assert!(status.success());
+    let mut ours = records(&out);
+    ours.sort();
+    assert_same("ftw find of a huge directory", &ours, &theirs);
+    eprintln!("peak RSS of ftw find over {n} entries in one directory: {peak} KiB");
+    // Read whole, the listing alone (names and records) would be about 18 MiB.
+    assert!(peak > 0 && peak < 12 * 1024, "{peak} KiB");
+    let du = Command::new("du").arg("-a").arg(&root).output().unwrap();
+    let (status, ours, peak) = with_peak_rss(Command::new(ftw_bin()).args(["du", "-a"]).arg(&root));
+    assert!(status.success());
+    if ours != du.stdout {
+        let (a, b) = (
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&du.stdout),
+        );
+        let at = a.lines().zip(b.lines()).position(|(x, y)| x != y);
+        let show = |t: &str| -> Vec<String> {
+            let from = at.unwrap_or(0).saturating_sub(2);
+            t.lines().skip(from).take(5).map(str::to_owned).collect()
+        };
+        panic!(
+            "ftw du -a differs from du -a at line {at:?}: {:?} against {:?}",
+            show(&a),
+            show(&b)
+        );
+    }
+    // Not bounded yet where the huge directory is the root: its subdirectories wait
+    // for the root's listing to end (the pool starts its workers after the first job),
+    // and du's lines after them wait too.
+    eprintln!("peak RSS of ftw du -a over {n} entries in one directory: {peak} KiB");
+    let r = ftw(&[OsStr::new("rm"), root.as_os_str()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!root.exists());
 }

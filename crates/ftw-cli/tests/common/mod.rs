@@ -389,6 +389,36 @@ pub fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap()
 }
 
+/// Runs `cmd` to its end, its output read on another thread, watching its peak RSS:
+/// (status, output, peak KiB).
+pub fn with_peak_rss(cmd: &mut Command) -> (std::process::ExitStatus, Vec<u8>, u64) {
+    let mut child = spawn_piped(cmd);
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut v).map(|_| v)
+    });
+    let pid = child.id();
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        // (Gone from /proc, or a zombie without memory, once it ends.)
+        let hwm = std::fs::read_to_string(format!("/proc/{pid}/status")).ok();
+        if let Some(kib) = hwm.as_deref().and_then(|st| {
+            st.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        }) {
+            peak = peak.max(kib);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    (status, reader.join().unwrap().unwrap(), peak)
+}
+
 /// Runs `cmd`, reads the first 100 bytes of its output, then closes the pipe, as
 /// `| head -c 100` would; returns how it ended and its stderr.
 pub fn close_after_first_bytes(cmd: &mut Command) -> (ExitStatus, String) {

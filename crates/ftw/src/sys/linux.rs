@@ -218,24 +218,63 @@ impl Dir {
     /// The system's error when the directory cannot be read (an I/O error, a directory
     /// removed meanwhile, a handle that may not read it); some entries may have been given
     /// to `f` before it.
-    pub fn read_entries<F>(&self, buf: &mut DirBuf, mut f: F) -> io::Result<()>
+    pub fn read_entries<F>(&self, buf: &mut DirBuf, f: F) -> io::Result<()>
+    where
+        F: FnMut(RawEntry<'_>),
+    {
+        self.read_some_entries(buf, usize::MAX, f).map(|_| ())
+    }
+
+    /// Reads the directory's entries (but `.` and `..`) as [`Dir::read_entries`] does,
+    /// but stops once at least `at_least` have been given to `f` and the last batch
+    /// read is used up: `Ok(true)` then says that entries may remain, for the next call
+    /// to read on from there (a huge directory in bounded memory). `Ok(false)`: the end.
+    ///
+    /// ```no_run
+    /// # fn main() -> std::io::Result<()> {
+    /// let dir = ftw::sys::Dir::open(std::path::Path::new("/usr/lib"))?;
+    /// let mut buf = ftw::sys::DirBuf::with_capacity(64 * 1024);
+    /// let mut n = 0;
+    /// while dir.read_some_entries(&mut buf, 10_000, |_| n += 1)? {
+    ///     // At least 10,000 more entries since the last look, or the end.
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::read_entries`].
+    pub fn read_some_entries<F>(
+        &self,
+        buf: &mut DirBuf,
+        at_least: usize,
+        mut f: F,
+    ) -> io::Result<bool>
     where
         F: FnMut(RawEntry<'_>),
     {
         let mut raw = RawDir::new(&self.fd, &mut buf.buf);
-        while let Some(item) = raw.next() {
+        let mut given = 0usize;
+        loop {
+            // Only between batches: what is left of one would be lost with the buffer.
+            if given >= at_least && raw.is_buffer_empty() {
+                return Ok(true);
+            }
+            let Some(item) = raw.next() else {
+                return Ok(false);
+            };
             let e = item.map_err(cvt)?;
             let name = e.file_name();
             if is_dot(name.to_bytes()) {
                 continue;
             }
+            given += 1;
             f(RawEntry {
                 name,
                 file_type: file_type_of(e.file_type()),
                 ino: e.ino(),
             });
         }
-        Ok(())
     }
 
     /// Metadata of the entry `name` of this directory (`statx` relative to it, with

@@ -671,3 +671,83 @@ fn filter_entry_applies_in_every_walker() {
         assert_eq!(got, want, "{what}");
     }
 }
+
+#[test]
+fn a_directory_read_in_parts_is_walked_as_if_read_whole() {
+    // A huge directory is read a part at a time, each handed out before the next is
+    // read: here parts of a few entries, in a directory of files and subdirectories
+    // (with subdirectories of their own), with and without handles kept, the first
+    // subdirectory first or not, with fewer handles than directories. Every entry is
+    // reported once, in its directory, between its entering and its leaving; the
+    // totals summed on leaving are du's; and removal through the handles empties it.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("wide");
+    std::fs::create_dir(&root).unwrap();
+    for i in 0..400 {
+        if i % 5 == 0 {
+            let sub = root.join(format!("d{i:03}"));
+            std::fs::create_dir_all(sub.join("inner")).unwrap();
+            std::fs::write(sub.join("inner/f"), b"xyz").unwrap();
+            std::fs::write(sub.join("g"), vec![b'x'; i]).unwrap();
+        } else {
+            std::fs::write(root.join(format!("f{i:03}")), vec![b'y'; i]).unwrap();
+        }
+    }
+    let rootb = root.as_os_str().as_encoded_bytes().to_vec();
+    let want = expected(&root);
+    let du: u64 = String::from_utf8_lossy(
+        &std::process::Command::new("du")
+            .arg("-sb")
+            .arg(&root)
+            .output()
+            .expect("du runs")
+            .stdout,
+    )
+    .split('\t')
+    .next()
+    .unwrap()
+    .parse()
+    .unwrap();
+    for part in [1, 7, 64, 1000] {
+        for first in [false, true] {
+            for (keep, budget) in [(false, 1024), (true, 1024), (true, 8)] {
+                let mut b = WalkBuilder::new(&root)
+                    .first_subdirectory_first(first)
+                    .keep_handles(keep)
+                    .fd_budget(budget);
+                b.opts.hooks.part = part;
+                let plan = Plan {
+                    skip: false,
+                    stop_after: None,
+                    check_handles: keep,
+                };
+                let log = run(Mode::Parallel, b, plan);
+                let entries = check_order(&log, &rootb, false);
+                assert_eq!(
+                    entries, want,
+                    "part {part}, first {first}, keep {keep}, budget {budget}"
+                );
+                let total = AtomicU64::new(0);
+                let sizes = Sizes { total: &total };
+                let mut b = WalkBuilder::new(&root).keep_handles(true).threads(3);
+                b.opts.hooks.part = part;
+                b.build_parallel().visit_events(|| sizes.clone());
+                assert_eq!(total.into_inner(), du, "part {part}");
+            }
+        }
+    }
+    // Removed as it is read, a part at a time (as GNU rm removes a huge directory).
+    let removed = AtomicUsize::new(0);
+    let failed = Mutex::new(Vec::new());
+    let rm = Remover {
+        removed: &removed,
+        failed: &failed,
+        closed: false,
+    };
+    let mut b = WalkBuilder::new(&root).keep_handles(true).threads(3);
+    b.opts.hooks.part = 5;
+    b.build_parallel().visit_events(|| rm.clone());
+    assert!(failed.into_inner().unwrap().is_empty());
+    assert_eq!(removed.into_inner(), want.len() - 1);
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+}

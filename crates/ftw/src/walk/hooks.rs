@@ -29,6 +29,9 @@ pub(crate) struct Hooks {
     /// Read-ahead workers past this many cannot be started, as when the system has no
     /// more threads to give.
     pub(crate) ahead_spawn_limit: usize,
+    /// How many entries of a directory a parallel walk reads at a time (see
+    /// [`super::listing::PART`]).
+    pub(crate) part: usize,
 }
 
 /// The settings of a walk outside the crate's tests: none.
@@ -63,6 +66,7 @@ impl Hooks {
             ahead_share: true,
             ahead_fault: None,
             ahead_spawn_limit: usize::MAX,
+            part: super::listing::PART,
         }
     }
 }
@@ -87,6 +91,11 @@ impl Hooks {
     /// Read-ahead workers that may be started.
     pub(crate) fn ahead_spawn_limit(&self) -> usize {
         self.ahead_spawn_limit
+    }
+
+    /// How many entries of a directory a parallel walk reads at a time.
+    pub(crate) fn part(&self) -> usize {
+        self.part
     }
 
     /// Calls the test's fault, if any, with the path of a directory read ahead, which
@@ -131,6 +140,11 @@ impl Hooks {
     #[inline(always)]
     pub(crate) fn ahead_spawn_limit(&self) -> usize {
         usize::MAX
+    }
+
+    #[inline(always)]
+    pub(crate) fn part(&self) -> usize {
+        super::listing::PART
     }
 
     #[inline(always)]

@@ -33,6 +33,12 @@ const NONE: u32 = u32::MAX;
 /// From how many entries [`Listing::order_by_inode`] sorts.
 const INODE_ORDER_FROM: usize = 10_000;
 
+/// How many entries of a directory an unsorted parallel walk reads before it hands
+/// them out and reads on ([`Listing::read_some`]): a directory of millions of entries
+/// is walked in the memory of this many (about 45 bytes each), as GNU's fts reads at
+/// most 100,000 at a time.
+pub(crate) const PART: usize = 32_768;
+
 /// The entries of one directory, read in one go: names side by side in one buffer
 /// (each followed by a NUL, so it can be passed to the kernel as it is).
 #[derive(Default, Debug)]
@@ -152,10 +158,24 @@ impl Listing {
         buf: &mut DirBuf,
         forget_types: bool,
     ) -> io::Result<()> {
+        self.read_some(dir, buf, forget_types, usize::MAX)
+            .map(|_| ())
+    }
+
+    /// Reads entries of `dir` into this listing, adding to what it holds, until at least
+    /// `at_least` more are read (see [`Dir::read_some_entries`]): `Ok(true)` when
+    /// entries may remain, to read on with the next call.
+    pub(crate) fn read_some(
+        &mut self,
+        dir: &Dir,
+        buf: &mut DirBuf,
+        forget_types: bool,
+        at_least: usize,
+    ) -> io::Result<bool> {
         let names = &mut self.names;
         let items = &mut self.items;
         let mut too_big = false;
-        let res = dir.read_entries(buf, |e| {
+        let res = dir.read_some_entries(buf, at_least, |e| {
             // Offsets are 32-bit: past 4 GiB of names the rest of the directory is left
             // out and reported.
             if names.len() + 256 >= u32::MAX as usize {

@@ -436,10 +436,13 @@ fn run_job<V>(
         return;
     };
     let opts = &ctx.opts;
-    let read = scope.io(|| read_listing(opts, state, &dir));
+    // A huge directory is read in parts (`more`: the listing goes on), each handed out
+    // before the next is read.
+    let (read, mut more) = scope.io(|| read_listing(opts, state, &dir));
     let depth = job.depth + 1;
-    let has_dirs = state.list.last_dir().is_some() && depth < opts.max_depth;
-    let mut kept = keep_handle(ctx, &state.list, dir, id, has_dirs, job.depth == 0);
+    let has_dirs = (more || state.list.last_dir().is_some()) && depth < opts.max_depth;
+    let single = !more && state.list.dirs_up_to(2) == 1;
+    let mut kept = keep_handle(ctx, single, dir, id, has_dirs, job.depth == 0);
     let DirJob {
         parent,
         base,
@@ -477,7 +480,7 @@ fn run_job<V>(
     // Subdirectories' jobs held back, to be pushed last first (so this worker, popping
     // the newest, takes the first first: see `Options::first_sub_first`).
     let mut held = Vec::new();
-    let Some(last_sub) = report_entries(
+    let Some(mut last_sub) = report_entries(
         ctx,
         state,
         scope,
@@ -487,6 +490,41 @@ fn run_job<V>(
         scope.stop();
         return;
     };
+    while more {
+        // The part's names go with it: its last subdirectory's job gets a path of its
+        // own, and jobs held back go out now.
+        if let Some((last, link)) = last_sub.take() {
+            let name = state.list.name(&state.list.items[last]);
+            let mut sub = Vec::with_capacity(own.len() + name.len() + 2);
+            sub.extend_from_slice(own);
+            let job = sub_job(sub, name, &sub_base, link, &node, depth, root_dev);
+            if opts.first_sub_first {
+                held.push(job);
+            } else {
+                scope.push(job);
+            }
+        }
+        for job in held.drain(..).rev() {
+            scope.push(job);
+        }
+        let read;
+        (read, more) = scope.io(|| read_listing(opts, state, at.dir.expect("kept")));
+        if let Err(e) = read {
+            let err = Error::io(bytes_to_path(own.to_vec()), own_depth, e);
+            report(state, scope, err, Some(&node.state));
+        }
+        let Some(sub) = report_entries(
+            ctx,
+            state,
+            scope,
+            (&node, &at, has_dirs, &sub_base),
+            &mut held,
+        ) else {
+            scope.stop();
+            return;
+        };
+        last_sub = sub;
+    }
     if let Some((last, link)) = last_sub {
         let name = state.list.name(&state.list.items[last]);
         let mut sub = path;
@@ -580,18 +618,29 @@ where
     None
 }
 
-/// Reads `dir` into the worker's listing, ordered as asked and every type resolved.
-fn read_listing<V>(opts: &Options, state: &mut WorkerState<V>, dir: &Dir) -> io::Result<()> {
+/// Reads `dir` into the worker's listing, ordered as asked and every type resolved: all
+/// of it, or (a huge directory) a part, and then says that more is to be read.
+fn read_listing<V>(
+    opts: &Options,
+    state: &mut WorkerState<V>,
+    dir: &Dir,
+) -> (io::Result<()>, bool) {
     state.list.clear();
     opts.hooks.pause();
-    let r = state
-        .list
-        .read(dir, &mut state.buf, opts.hooks.forget_types());
+    let (r, more) = match state.list.read_some(
+        dir,
+        &mut state.buf,
+        opts.hooks.forget_types(),
+        opts.hooks.part(),
+    ) {
+        Ok(more) => (Ok(()), more),
+        Err(e) => (Err(e), false),
+    };
     state.list.order_by_inode(opts);
     state
         .list
         .resolve_all(dir, opts.follow_links, opts.same_file_system);
-    r
+    (r, more)
 }
 
 /// A directory's handle as its job keeps it: shared with its subdirectories' jobs
@@ -620,7 +669,7 @@ impl Kept {
 /// the budget.
 fn keep_handle(
     ctx: &Ctx,
-    list: &Listing,
+    single: bool,
     dir: Dir,
     id: Option<Id>,
     has_dirs: bool,
@@ -631,7 +680,7 @@ fn keep_handle(
     // directory with one subdirectory (a chain) may be shared beyond the others' limit,
     // by one handle a worker: where it could not be, each level of a deep chain would
     // be opened from further up.
-    let single = has_dirs && list.dirs_up_to(2) == 1;
+    let single = has_dirs && single;
     let limit = if single {
         ctx.single_limit
     } else {
@@ -798,7 +847,14 @@ where
                 sub.extend_from_slice(at.parent);
                 let job = sub_job(sub, name, sub_base, link, node, at.depth, at.root_dev);
                 if opts.first_sub_first {
+                    // Held back while every worker is busy, to go out first first; to
+                    // an idle worker at once, the first held first.
                     held.push(job);
+                    if scope.has_idle() {
+                        for job in held.drain(..).rev() {
+                            scope.push(job);
+                        }
+                    }
                 } else {
                     scope.push(job);
                 }

@@ -270,6 +270,14 @@ impl<J> Scope<'_, J> {
         self.shared.wake_all();
     }
 
+    /// Whether a worker waits for a job, or one is still to be started: a job pushed now
+    /// is taken at once.
+    pub fn has_idle(&self) -> bool {
+        let shared = self.shared;
+        shared.sleepers.load(Ordering::Relaxed) > 0
+            || shared.live.load(Ordering::Relaxed) < shared.want.load(Ordering::Relaxed)
+    }
+
     /// Whether the run was stopped.
     pub fn is_stopped(&self) -> bool {
         self.shared.stop.load(Ordering::Relaxed)

@@ -138,6 +138,22 @@ pub(in crate::sys) fn parse_batch<'b>(
 }
 
 impl Dir {
+    /// Reads the directory's entries as [`Dir::read_entries`] does; on this system always
+    /// every one of them, whatever `at_least`, so it gives `Ok(false)` (the end). On
+    /// Linux a huge directory is read in parts.
+    ///
+    /// # Errors
+    ///
+    /// As [`Dir::read_entries`].
+    pub fn read_some_entries<F>(&self, buf: &mut DirBuf, at_least: usize, f: F) -> io::Result<bool>
+    where
+        F: FnMut(RawEntry<'_>),
+    {
+        // Read whole here: the listing is not read in parts on this system.
+        let _ = at_least;
+        self.read_entries(buf, f).map(|()| false)
+    }
+
     /// Reads every entry of the directory (but `.` and `..`) into `buf` with
     /// `GetFileInformationByHandleEx` (`FileIdBothDirectoryRestartInfo`, then
     /// `FileIdBothDirectoryInfo` until no more), calling `f` for each; nothing is
