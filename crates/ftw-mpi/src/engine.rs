@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -436,21 +436,16 @@ impl Pump<'_, '_> {
     /// Sends (rank 0: writes) the output the workers handed on.
     fn flush_output(&mut self) -> bool {
         let mut batch = Vec::new();
-        loop {
-            match self.rx.try_recv() {
-                Ok(b) => {
-                    if self.mpi.rank == 0 {
-                        (self.write)(&b);
-                    } else if batch.is_empty() {
-                        batch = b;
-                    } else {
-                        batch.extend_from_slice(&b);
-                    }
-                    if batch.len() >= 1 << 20 {
-                        break;
-                    }
-                }
-                Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => break,
+        while let Ok(b) = self.rx.try_recv() {
+            if self.mpi.rank == 0 {
+                (self.write)(&b);
+            } else if batch.is_empty() {
+                batch = b;
+            } else {
+                batch.extend_from_slice(&b);
+            }
+            if batch.len() >= 1 << 20 {
+                break;
             }
         }
         if batch.is_empty() {
