@@ -122,6 +122,14 @@ pub struct FindArgs {
     #[arg(short = 'l', long = "long")]
     long: bool,
 
+    /// Share the walk across the ranks of an MPI job: 'mpirun -n 4 ftw find --mpi
+    /// PATH'. Rank 0 writes everything, the lines the single process writes (with
+    /// --sort, in its order, byte for byte); the exit status is the highest of all
+    /// ranks'. Needs an ftw built with the feature 'mpi' (cargo install --features mpi).
+    /// Not with -L, --ignore, -x, -X or --max-results.
+    #[arg(long = "mpi")]
+    mpi: bool,
+
     #[command(flatten)]
     color: ColorArg,
 
@@ -129,7 +137,22 @@ pub struct FindArgs {
     filters: FilterArgs,
 }
 
+#[cfg(feature = "mpi")]
+#[path = "find_mpi.rs"]
+mod mpi;
+
 pub fn run(args: FindArgs) -> ExitCode {
+    if args.mpi {
+        if let Some(what) = mpi_refused(&args) {
+            report(b"find", &format!("{what} cannot be used with --mpi (yet)"));
+            return ExitCode::from(2);
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            report(b"--mpi", crate::msg::NO_MPI);
+            return ExitCode::from(2);
+        }
+    }
     let (select, excludes) = match args.filters.build() {
         Ok(f) => f,
         Err(e) => {
@@ -160,6 +183,23 @@ pub fn run(args: FindArgs) -> ExitCode {
     } else {
         args.paths.iter().map(PathBuf::from).collect()
     };
+    #[cfg(feature = "mpi")]
+    if args.mpi {
+        // mpirun hands the ranks a terminal of its own, which says nothing of where the
+        // output goes: written as piped (the bytes, colours only if asked for).
+        let names = Names::new(false, args.color.color.colors(false));
+        let end = match (&args.format, args.print0) {
+            (Some(_), _) => None,
+            (None, true) => Some(0u8),
+            (None, false) => Some(b'\n'),
+        };
+        let records = Records {
+            format: format.as_ref(),
+            names: &names,
+            end,
+        };
+        return mpi::run(&args, &roots, &select, excludes, &records, out);
+    }
     let mut b = WalkBuilder::new(&roots[0])
         .min_depth(args.min_depth)
         .follow_links(args.follow)
@@ -244,6 +284,23 @@ pub fn run(args: FindArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The option that `--mpi` does not take, if one is given.
+fn mpi_refused(args: &FindArgs) -> Option<&'static str> {
+    if args.follow {
+        Some("-L (--follow)")
+    } else if args.filters.ignore().is_some() {
+        Some("--ignore")
+    } else if args.exec.is_some() {
+        Some("-x (--exec)")
+    } else if args.exec_batch.is_some() {
+        Some("-X (--exec-batch)")
+    } else if args.max_results.is_some() {
+        Some("--max-results")
+    } else {
+        None
     }
 }
 

@@ -48,6 +48,12 @@ fn one_line(reason: &str) -> std::borrow::Cow<'_, str> {
     s.into()
 }
 
+/// What `--mpi` says in a build without the feature.
+#[cfg(not(feature = "mpi"))]
+pub const NO_MPI: &str = "this ftw was built without MPI: build it with the feature 'mpi' \
+(cargo install --features mpi, which needs an MPI such as Open MPI and libclang), then run \
+it under mpirun";
+
 /// Reports `ftw: warning: MESSAGE` on standard error: something the run went on without,
 /// which does not change the exit status.
 pub fn warn(message: &str) {

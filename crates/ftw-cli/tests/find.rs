@@ -868,3 +868,17 @@ fn a_directory_readable_but_not_searchable_lists_its_entries_with_any_options() 
     }
     set_mode(&root.join("r"), 0o755);
 }
+
+/// Without the feature `mpi`, `--mpi` is a usage error that says how to build with it.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn mpi_without_the_feature_says_how_to_build_it() {
+    let r = ftw(&[OsStr::new("find"), OsStr::new("--mpi"), OsStr::new(".")]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("built without MPI") && r.stderr.contains("--features mpi"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
+}

@@ -135,6 +135,8 @@ impl Origin {
 pub(crate) struct Options {
     pub(crate) min_depth: usize,
     pub(crate) max_depth: usize,
+    /// The depth the roots are at ([`WalkBuilder::root_depth`]).
+    pub(crate) root_depth: usize,
     pub(crate) follow_links: bool,
     pub(crate) same_file_system: bool,
     pub(crate) sort: bool,
@@ -182,6 +184,7 @@ impl WalkBuilder {
             opts: Options {
                 min_depth: 0,
                 max_depth: usize::MAX,
+                root_depth: 0,
                 follow_links: false,
                 same_file_system: false,
                 sort: false,
@@ -242,6 +245,37 @@ impl WalkBuilder {
     /// Directories at `depth` are reported but not opened.
     pub fn max_depth(mut self, depth: usize) -> Self {
         self.opts.max_depth = depth;
+        self
+    }
+
+    /// The depth of the roots (0 by default): a walk of a directory found `depth`
+    /// levels below some other root reports its entries at `depth + 1` and so on, and
+    /// [`WalkBuilder::min_depth`] and [`WalkBuilder::max_depth`] count from that other
+    /// root, as do the filters that look at [`Entry::depth`] (an anchored exclusion, a
+    /// path below the root). For one walk taken up again below a directory another
+    /// walk (or process) found: with [`WalkBuilder::from_dir`], its entries are what
+    /// the whole walk would have reported there. Honoured by the serial walk
+    /// ([`WalkBuilder::build`]); a parallel walk starts its roots at 0.
+    ///
+    /// ```
+    /// use ftw::sys::Dir;
+    /// use ftw::walk::WalkBuilder;
+    ///
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir_all(tmp.path().join("a/b/c"))?;
+    /// let below = Dir::open(&tmp.path().join("a"))?;
+    /// let found: Vec<_> = WalkBuilder::from_dir(below, "top/a")
+    ///     .root_depth(1)
+    ///     .min_depth(2)
+    ///     .max_depth(2)
+    ///     .build()
+    ///     .map(|e| e.map(|e| (e.depth(), e.into_path())).unwrap())
+    ///     .collect();
+    /// assert_eq!(found, [(2, std::path::PathBuf::from("top/a/b"))]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn root_depth(mut self, depth: usize) -> Self {
+        self.opts.root_depth = depth;
         self
     }
 

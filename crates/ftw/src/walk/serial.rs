@@ -756,12 +756,13 @@ impl Walk {
         });
         let (list, res) = self.read_listing(&dir);
         let mut info = info.unwrap_or_default();
-        let rules = self.make_rules(Some(&dir), &list, 0);
+        let depth = self.opts.root_depth;
+        let rules = self.make_rules(Some(&dir), &list, depth);
         if let Some(ahead) = &mut self.ahead {
-            ahead.queue_children(&self.path, 0, &list, id, &mut info, rules.as_ref());
+            ahead.queue_children(&self.path, depth, &list, id, &mut info, rules.as_ref());
         }
-        self.push_listing(Some(dir), list, info, id, 0, false, 0, rules);
-        res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), 0, e))
+        self.push_listing(Some(dir), list, info, id, depth, false, 0, rules);
+        res.map_err(|e| Error::io(bytes_to_path(self.path.clone()), depth, e))
     }
 
     /// Pops the top frame into `leaving`. When the walk keeps handles, the parent's

@@ -140,14 +140,14 @@ pub(super) fn root(
         return RootDecision::Dropped;
     }
     let error = error.map(|e| Error::io(root.to_path_buf(), 0, e));
-    let report = opts.min_depth == 0;
+    let report = opts.min_depth <= opts.root_depth;
     match error {
         Some(e) if !report => RootDecision::Failed(e),
         error => RootDecision::Kept {
             file_type,
             report,
             error,
-            enter: enter.filter(|_| opts.max_depth > 0),
+            enter: enter.filter(|_| opts.max_depth > opts.root_depth),
         },
     }
 }

@@ -1,0 +1,209 @@
+//! `ftw find --mpi` under `mpirun -n N` (N = 1 to 4) against the single process, on
+//! hostile trees: names with newlines and bytes that are not UTF-8, a 3,000-level
+//! chain, hard links, one subtree far larger than the rest, a 100,000-entry directory.
+//! Built only with the feature `mpi` (`cargo test --release -p ftw-cli --features mpi
+//! --test mpi`); needs Open MPI's `mpirun`. Every run has a time limit, so that a hang
+//! fails the test instead of blocking it.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::*;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// `mpirun -n N ftw ARGS` as root in a container may run it (the settings the README
+/// gives), more ranks than cores allowed.
+fn mpirun(n: usize, env: &[(&str, &str)], args: &[&OsStr]) -> Run {
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--oversubscribe",
+        "--allow-run-as-root",
+        "-n",
+        &n.to_string(),
+    ])
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    .env("OMPI_MCA_rmaps_base_oversubscribe", "1");
+    for (k, v) in env {
+        cmd.env(k, v).args(["-x", k]);
+    }
+    cmd.arg(ftw_bin()).args(args);
+    run_within(&mut cmd, LIMIT)
+}
+
+fn single(args: &[&OsStr]) -> Run {
+    run_within(Command::new(ftw_bin()).args(args), LIMIT)
+}
+
+fn os(s: &str) -> &OsStr {
+    OsStr::new(s)
+}
+
+/// The odd names, a deep chain, hard links and one big subtree beside small ones.
+fn hostile(root: &Path) {
+    odd_tree(root);
+    chain(&root.join("plain"), 3000, "d", 500);
+    let big = root.join("skewed/big");
+    for i in 0..400 {
+        let d = big.join(format!("s{i}/t"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("f.rs"), b"x").unwrap();
+        std::fs::write(d.parent().unwrap().join("g\nh"), b"y").unwrap();
+    }
+    std::fs::create_dir_all(root.join("skewed/small")).unwrap();
+    std::fs::write(root.join("skewed/small/one"), b"1").unwrap();
+    std::fs::hard_link(root.join("skewed/small/one"), root.join("skewed/two")).unwrap();
+}
+
+/// The single process's output and status for `args` on `root`, and the same under
+/// `mpirun -n N` with `--mpi`: equal, byte for byte when `sorted`, as sets of records
+/// otherwise (`-0`).
+fn compare(root: &Path, n: usize, args: &[&str], sorted: bool, env: &[(&str, &str)]) -> Run {
+    let mut a: Vec<&OsStr> = args.iter().map(|s| os(s)).collect();
+    a.push(root.as_os_str());
+    let mut plain = vec![os("find")];
+    plain.extend(&a);
+    let mut dist = vec![os("find"), os("--mpi")];
+    dist.extend(&a);
+    let want = single(&plain);
+    let got = mpirun(n, env, &dist);
+    let what = format!("ftw find --mpi {args:?} on {n} ranks");
+    assert_eq!(
+        got.code, want.code,
+        "{what}: status; stderr: {}",
+        got.stderr
+    );
+    if sorted {
+        if got.stdout != want.stdout {
+            let g: Vec<_> = got.stdout.split(|&b| b == b'\n').collect();
+            let w: Vec<_> = want.stdout.split(|&b| b == b'\n').collect();
+            let first = g.iter().zip(&w).position(|(x, y)| x != y);
+            panic!(
+                "{what}: output differs ({} lines against {}; first at {first:?}: {:?} against {:?})",
+                g.len(),
+                w.len(),
+                first.map(|i| String::from_utf8_lossy(g[i])),
+                first.map(|i| String::from_utf8_lossy(w[i])),
+            );
+        }
+    } else {
+        assert_same(&what, &records(&got.stdout), &records(&want.stdout));
+    }
+    got
+}
+
+#[test]
+fn sorted_output_is_the_single_process_s_byte_for_byte_on_1_to_4_ranks() {
+    let tmp = tempfile::tempdir().unwrap();
+    hostile(tmp.path());
+    for n in 1..=4 {
+        compare(tmp.path(), n, &["--sort"], true, &[]);
+        compare(tmp.path(), n, &["-0"], false, &[]);
+    }
+}
+
+#[test]
+fn filters_depths_and_formats_are_the_single_process_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    hostile(tmp.path());
+    let cases: &[&[&str]] = &[
+        &["--sort", "-t", "f", "-g", "*.rs"],
+        &["--sort", "-d", "3"],
+        &["--sort", "--min-depth", "3"],
+        &["--sort", "--exact-depth", "2"],
+        &["--sort", "-E", "/skewed", "-t", "d"],
+        &["--sort", "--format", "%P %d %y\\n"],
+        &["--sort", "-l"],
+        &["--sort", "-0", "-n", "line"],
+        &["--sort", "-t", "d", "--prune", "-g", "s1*"],
+        &["--sort", "-S", "+1"],
+    ];
+    for args in cases {
+        compare(tmp.path(), 3, args, true, &[]);
+    }
+}
+
+#[test]
+fn every_job_moves_when_scattered_and_the_output_is_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    hostile(tmp.path());
+    let env = [("FTW_MPI_SCATTER", "1"), ("FTW_MPI_STATS", "1")];
+    for n in [2, 4] {
+        let got = compare(tmp.path(), n, &["--sort"], true, &env);
+        let line = got
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("ftw: mpi:"))
+            .unwrap_or_else(|| panic!("no stats line in {}", got.stderr));
+        let number = |word: &str| -> u64 {
+            let at = line.find(word).unwrap();
+            line[..at]
+                .trim_end()
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let (jobs, sent, received) = (number(" jobs"), number(" sent"), number(" received"));
+        assert!(sent > 0 && sent == received, "{line}");
+        assert!(sent + 1 >= jobs, "every job but the root's moved: {line}");
+    }
+}
+
+#[test]
+fn twenty_runs_on_4_ranks_neither_hang_nor_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    hostile(tmp.path());
+    for i in 0..20 {
+        let args: &[&str] = if i % 2 == 0 { &["--sort"] } else { &["-0"] };
+        compare(tmp.path(), 4, args, i % 2 == 0, &[]);
+    }
+}
+
+#[test]
+fn errors_are_reported_once_with_the_single_process_s_status() {
+    let tmp = tempfile::tempdir().unwrap();
+    hostile(tmp.path());
+    let missing = tmp.path().join("missing");
+    let got = compare(
+        tmp.path(),
+        3,
+        &["--sort", missing.to_str().unwrap()],
+        true,
+        &[],
+    );
+    assert_eq!(got.code, 1);
+    let lines = got.stderr.lines().filter(|l| l.contains("missing")).count();
+    assert_eq!(lines, 1, "{}", got.stderr);
+}
+
+#[test]
+fn a_directory_of_100000_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flat = tmp.path().join("flat");
+    std::fs::create_dir(&flat).unwrap();
+    for i in 0..100_000 {
+        std::fs::File::create(flat.join(format!("{i}"))).unwrap();
+    }
+    std::fs::create_dir_all(tmp.path().join("other/x")).unwrap();
+    compare(tmp.path(), 2, &["--sort"], true, &[]);
+    compare(tmp.path(), 3, &["-0"], false, &[]);
+}
+
+#[test]
+fn options_mpi_does_not_take_are_refused() {
+    let got = mpirun(1, &[], &[os("find"), os("--mpi"), os("-L"), os(".")]);
+    assert_eq!(got.code, 2, "{}", got.stderr);
+    assert!(
+        got.stderr.contains("cannot be used with --mpi"),
+        "{}",
+        got.stderr
+    );
+}

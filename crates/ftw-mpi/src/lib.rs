@@ -1,0 +1,60 @@
+//! ftw's distributed mode: a walk's directory jobs shared across the ranks of an MPI
+//! job (`mpirun -n N ftw find --mpi PATH...`).
+//!
+//! Built only with the `mpi` feature (which needs an MPI and libclang); without it
+//! this crate is empty, so that a workspace build needs no MPI.
+//!
+//! # How the work is split
+//!
+//! The unit of work is a **directory job** ([`Job`]): the index of its root, its path
+//! (the root as given, then the names below it), its depth and its (device, inode) as
+//! seen by the rank that found it. Rank 0 starts with one job per root; whoever runs a
+//! job lists that one directory (the library's serial walker, one level deep, started
+//! at the job's depth: [`ftw::walk::WalkBuilder::root_depth`]), prints what the filters
+//! keep, and makes a job of each subdirectory to enter.
+//!
+//! Each rank runs a pool of worker threads over its own queue of jobs (the newest
+//! first: depth first, few open handles) and one thread, the caller's, that makes
+//! every MPI call (rsmpi's communicators are not `Send` under Open MPI). When a rank's
+//! queue is empty and a worker is idle, it asks one rank chosen at random for work
+//! (one request at a time); the asked rank answers at once, whatever its workers are
+//! doing, with the older half of its queue (the jobs nearest the roots, which hold the
+//! most work) in one message of length-prefixed records, or with nothing. A job run
+//! on the rank that found it opens its directory from its parent's handle, kept while
+//! jobs wait on it (within a budget of handles); a job that moved opens it below its
+//! root's handle without following any link (`openat2` with `RESOLVE_NO_SYMLINKS`, or
+//! one component at a time with `O_NOFOLLOW`), and either way the directory opened is
+//! checked to be the one listed, by (device, inode): a directory swapped for another
+//! (or for a link) is reported, never entered.
+//!
+//! # Termination
+//!
+//! Rank 0 counts waves (Mattern's four counters): it asks every rank whether it is idle
+//! (no job queued or running, no output held) and how many work-carrying messages (jobs
+//! and output) it sent and received; when two waves in a row find every rank idle and
+//! the same totals, sent equal to received, nothing is left anywhere nor in flight, and
+//! rank 0 says so. Each rank then answers the requests for work still in flight (with
+//! nothing) until a non-blocking barrier shows that every rank has had its answer.
+//! A wave costs 2 (N − 1) small messages; a steal, two.
+//!
+//! # Output
+//!
+//! Unsorted, each worker's records (whole ones) go to its rank's MPI thread, which
+//! sends what it has to rank 0 in one message per round; rank 0 writes them as they
+//! come. Sorted, each rank keeps its records with their key (the root's index, then the
+//! path's names), sorts them at the end, and rank 0 merges the N sorted streams, asking
+//! each rank for its next 64 KiB as it needs them: the output is the single process's
+//! byte for byte, and no rank holds more than its own share of the listing.
+//!
+//! The exit status is the highest of all ranks' (an all-reduce), and every rank exits
+//! with it.
+
+#[cfg(feature = "mpi")]
+mod engine;
+#[cfg(feature = "mpi")]
+mod job;
+
+#[cfg(feature = "mpi")]
+pub use engine::{Ctx, Mpi, Options, Stats, Work};
+#[cfg(feature = "mpi")]
+pub use job::{Held, Job};
