@@ -383,9 +383,23 @@ pub fn find_style(command: &clap::Command, args: &[OsString]) -> Option<ExitCode
             Takes::Nothing => i += 1,
             Takes::Next => i += 2,
             Takes::Command => {
-                // The command's words, up to ';'.
+                // The command's words, up to ';'. In find's, '{} +' ends the command
+                // (-exec CMD {} +): here it would be two more arguments, and the words
+                // after it the command's too ('-X rm {} + -not -name x' would run
+                // 'rm PATHS + -not -name x'), so it is refused.
+                let option = word;
                 i += 1;
                 while i < args.len() && args[i] != ";" {
+                    if find && args[i] == "+" && args[i - 1] == "{}" {
+                        return Some(usage_error(
+                            name,
+                            &format!(
+                                "'{{}} +' ends find's -exec; {option} takes CMD up to ';' \
+                                 (or to the end): leave out '+' ('-X CMD' runs CMD with \
+                                 all the paths)"
+                            ),
+                        ));
+                    }
                     i += 1;
                 }
                 i += 1;

@@ -550,6 +550,12 @@ fn every_word_of_finds_language_is_refused() {
         &[b"-xtype\xff", b"."],
         &[b"-Lxtype\xff", b"."],
         &[b"-x", b"echo", b";", b"-xtype\xff", b"."],
+        // find's '{} +' ends its -exec: here the words after it would be the
+        // command's ('-not' an argument of rm), so it is refused, at the end too.
+        &[b"-X", b"type", b"{}", b"+", b"-newer", b"stamp", b"."],
+        &[b"-X", b"type", b"{}", b"+"],
+        &[b"-x", b"type", b"{}", b"+", b";", b"."],
+        &[b"-LX", b"type", b"-v", b"{}", b"+", b"-not", b"-g", b"x"],
     ];
     for words in cases {
         let words: Vec<&std::ffi::OsStr> = words
