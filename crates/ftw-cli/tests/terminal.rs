@@ -659,7 +659,7 @@ fn every_command_tells_its_version_and_ftw_alone_its_usage() {
         "Usage: ftw",
         "Examples:",
         "ftw find -e rs src",
-        "Commands: find, rm, du.",
+        "Commands: find, rm, du, cp.",
     ] {
         assert!(alone.stderr.contains(part), "{part}: {}", alone.stderr);
     }
