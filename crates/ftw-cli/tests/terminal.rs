@@ -556,6 +556,16 @@ fn every_word_of_finds_language_is_refused() {
         &[b"-X", b"type", b"{}", b"+"],
         &[b"-x", b"type", b"{}", b"+", b";", b"."],
         &[b"-LX", b"type", b"-v", b"{}", b"+", b"-not", b"-g", b"x"],
+        // A value glued to find's word by '=' is find's word all the same, never a
+        // cluster ('-name=x' is not '-n ame=x', '-exec=type' not '-e xec=type').
+        &[b"-name=x", b"."],
+        &[b"-iname=X", b"."],
+        &[b"-newer=stamp", b"."],
+        &[b"-not=", b"-g", b"x"],
+        &[b".", b"-exec=type"],
+        &[b"-print=x"],
+        &[b"-xtype=l", b"."],
+        &[b"-mtime=1"],
     ];
     for words in cases {
         let words: Vec<&std::ffi::OsStr> = words
