@@ -114,7 +114,12 @@ pub struct FindArgs {
     /// time, %Ck status change time (k: @, +, or a strftime letter), %l link target,
     /// %%; widths and flags as find's (%-20f, %10s, %.3p, %#m); escapes \n \t \0
     /// \\. No newline is added.
-    #[arg(long = "format", value_name = "TEMPLATE", conflicts_with = "long")]
+    #[arg(
+        long = "format",
+        value_name = "TEMPLATE",
+        conflicts_with = "long",
+        allow_hyphen_values = true
+    )]
     format: Option<String>,
 
     /// Print a line like 'ls -l' for each entry: mode, links, owner, group, size, time,

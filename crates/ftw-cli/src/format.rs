@@ -134,7 +134,7 @@ impl Layout {
 }
 
 /// The letters `%T` takes (GNU find's).
-const TIME_PARTS: &[u8] = b"@+aAbBcCdDeFgGhHIjklmMprRsStTuUVwWxXyYzZ";
+const TIME_PARTS: &[u8] = b"@+aAbBcCdDeFgGhHIjklmMnpPrRsStTuUVwWxXyYzZ%";
 
 /// A compiled template; or the `-l` line.
 #[derive(Clone, Debug)]
@@ -192,25 +192,36 @@ impl Format {
             let at = i;
             let mut layout = Layout::default();
             i += 1;
-            while let Some(&f) = bytes.get(i).filter(|b| b"-0+ #".contains(b)) {
+            // find's flags are '-', '+', ' ' and '#'; a '0' is the start of the width
+            // (as C's printf then reads it, a flag): '%0-5d' is the directive '%-',
+            // unknown, where find writes the text as it is.
+            while let Some(&f) = bytes.get(i).filter(|b| b"-+ #".contains(b)) {
                 layout.left |= f == b'-';
                 layout.alternate |= f == b'#';
-                layout.zero |= f == b'0';
                 layout.plus |= f == b'+';
                 layout.space |= f == b' ';
                 i += 1;
             }
+            layout.zero = bytes.get(i) == Some(&b'0');
+            // A width or precision beyond C's int is refused, as find fails on it
+            // ("Value too large"), never read as 0 nor written out as gigabytes.
             let number = |i: &mut usize| {
                 let from = *i;
                 while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
                     *i += 1;
                 }
-                template[from..*i].parse::<usize>().ok()
+                match &template[from..*i] {
+                    "" => Ok(0),
+                    digits => digits
+                        .parse::<i32>()
+                        .map(|n| n as usize)
+                        .map_err(|_| bad(at, "a width or precision too large")),
+                }
             };
-            layout.width = number(&mut i).unwrap_or(0);
+            layout.width = number(&mut i)?;
             if bytes.get(i) == Some(&b'.') {
                 i += 1;
-                layout.precision = Some(number(&mut i).unwrap_or(0));
+                layout.precision = Some(number(&mut i)?);
             }
             // The directive is read from `i - 1` on, as if it followed the '%' there.
             i -= 1;
@@ -647,6 +658,15 @@ mod tests {
         let e = Format::parse("%p %q").unwrap_err();
         assert!(e.contains("'%p %q'") && e.contains("byte 4"), "{e}");
         assert!(Format::parse("x\\z").is_err());
+        // '0' starts the width: after it, '-' is a directive of its own, unknown.
+        assert!(Format::parse("%0-5d").is_err() && Format::parse("%0+5d").is_err());
+        assert!(Format::parse("%-05d %+05d % 05d %#05m").is_ok());
+        // A width or precision beyond C's int, as find refuses it.
+        for t in ["%2147483648d", "%99999999999999999999s", "%.99999999999p"] {
+            let e = Format::parse(t).unwrap_err();
+            assert!(e.contains("too large"), "{t}: {e}");
+        }
+        assert!(Format::parse("%2147483647d").is_ok());
     }
 
     #[test]

@@ -327,6 +327,35 @@ pub fn find_style(command: &clap::Command, args: &[OsString]) -> Option<ExitCode
         if word == "--" {
             return None;
         }
+        // find's word with a value glued by '=' ('-name=x', '-newer=stamp'): find
+        // refuses it, and ftw would read it as a cluster ('-n ame=x', '-e xec=rm').
+        if let Some((head, value)) = word
+            .split_once('=')
+            .filter(|(h, _)| find && h.len() > 1 && h.starts_with('-') && !h.starts_with("--"))
+        {
+            let spelling = answer(name, head, Some(value))
+                .map(|(_, ftw)| ftw)
+                .or_else(|| {
+                    matches!(head, "-exec" | "-execdir" | "-ok" | "-okdir")
+                        .then(|| "-x CMD ';' or -X CMD".to_string())
+                });
+            if let Some(ftw) = spelling {
+                return Some(usage_error(
+                    name,
+                    &format!("'{word}' is find's spelling, with '=': did you mean {ftw}?"),
+                ));
+            }
+            if let Some(hint) = find_word(head) {
+                return Some(refuse_find_word(name, word, hint));
+            }
+            if head == "-print" {
+                return Some(refuse_find_word(
+                    name,
+                    word,
+                    "leave it out: ftw find prints each path",
+                ));
+            }
+        }
         if find && matches!(word, "-exec" | "-execdir" | "-ok" | "-okdir") {
             let words: Vec<String> = args[i + 1..]
                 .iter()
@@ -383,9 +412,23 @@ pub fn find_style(command: &clap::Command, args: &[OsString]) -> Option<ExitCode
             Takes::Nothing => i += 1,
             Takes::Next => i += 2,
             Takes::Command => {
-                // The command's words, up to ';'.
+                // The command's words, up to ';'. In find's, '{} +' ends the command
+                // (-exec CMD {} +): here it would be two more arguments, and the words
+                // after it the command's too ('-X rm {} + -not -name x' would run
+                // 'rm PATHS + -not -name x'), so it is refused.
+                let option = word;
                 i += 1;
                 while i < args.len() && args[i] != ";" {
+                    if find && args[i] == "+" && args[i - 1] == "{}" {
+                        return Some(usage_error(
+                            name,
+                            &format!(
+                                "'{{}} +' ends find's -exec; {option} takes CMD up to ';' \
+                                 (or to the end): leave out '+' ('-X CMD' runs CMD with \
+                                 all the paths)"
+                            ),
+                        ));
+                    }
                     i += 1;
                 }
                 i += 1;

@@ -422,7 +422,7 @@ fn format_writes_what_find_printf_writes() {
     filter_tree(&root, SystemTime::now());
     // Every time part find knows, of each of the three times; widths, flags and
     // precisions as C's printf lays out a string.
-    let parts: String = "@+aAbBcCdDeFgGhHIjklmMprRsStTuUVwWxXyYzZ"
+    let parts: String = "@+aAbBcCdDeFgGhHIjklmMnpPrRsStTuUVwWxXyYzZ%"
         .chars()
         .flat_map(|k| ['%', 'T', k, '|', '%', 'A', k, '|', '%', 'C', k, '|'])
         .collect();
@@ -435,6 +435,10 @@ fn format_writes_what_find_printf_writes() {
         "%P|%i|%k|%10s|%-10f|%.3p|%5d|%-3y|%#m|%+4n|%010s|%.0f|%-4P.\\0",
         // %d and %m are integers to find: zeros, signs, precision as digits.
         "%05d|%.3d|%+d|% d|%.0d|%-+4d|%05m|%.0m|%010.2m|%#5m|%+m\\0",
+        // '0' is the start of a width, after the flags '-', '+', ' ', '#'.
+        // A template that starts with '-' is the value of --format, as of -printf.
+        "-%p|-%f\\0",
+        "%-05d|%+05d|% 05d|%#05m|%-#06m|%+ 05d|%- 5d|%00005d|%-05s|%#05d\\0",
         &with_parts,
     ];
     for (template, threads, follow) in templates.iter().flat_map(|t| {

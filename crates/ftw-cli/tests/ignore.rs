@@ -748,7 +748,8 @@ fn excludes_file_and_ignore_case_are_read_as_git_reads_them() {
         return;
     }
     let exts = [
-        "cfg", "rel", "tilde", "home", "xdg", "global", "user", "sys", "log",
+        "cfg", "rel", "tilde", "home", "xdg", "global", "user", "sys", "log", "inc", "incb",
+        "tuser",
     ];
     for dir in ["", "sub/"] {
         std::fs::create_dir_all(top.join(dir)).unwrap();
@@ -788,9 +789,43 @@ fn excludes_file_and_ignore_case_are_read_as_git_reads_them() {
     .unwrap();
     let (global, system) = (global.to_str().unwrap(), system.to_str().unwrap());
     let xdg = xdg.to_str().unwrap();
+    // Files that includeIf names: one whose condition holds, one whose does not.
+    let included = tmp.path().join("included");
+    std::fs::write(
+        &included,
+        format!("[core]\n\texcludesFile = {}\n", rules("i", "inc")),
+    )
+    .unwrap();
+    let not_included = tmp.path().join("not-included");
+    std::fs::write(&not_included, "[core]\n\tignoreCase = true\n").unwrap();
+    let (included, not_included) = (included.to_str().unwrap(), not_included.to_str().unwrap());
+    let git_dir = std::fs::canonicalize(top.join(".git")).unwrap();
+    let git_dir = git_dir.to_str().unwrap();
+    let branch = String::from_utf8(
+        git(&top, &home)
+            .args(["symbolic-ref", "--short", "HEAD"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let include_if =
+        |condition: &str, path: &str| format!("[includeIf \"{condition}\"]\n\tpath = {path}\n");
+    // '~user/': the user's home from the password file (not $HOME), if there is one.
+    let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let user_home = std::fs::read_to_string("/etc/passwd")
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() >= 6 && f[0] == user)
+        .map(|f| f[5].to_owned())
+        .filter(|h| Path::new(h).is_dir());
 
     // (what is set, the environment, the repository's config lines)
-    let cases: Vec<(&str, Env<'_>, String)> = vec![
+    let mut cases: Vec<(&str, Env<'_>, String)> = vec![
         ("~/.gitconfig", vec![], String::new()),
         (
             "no user's config: ~/.config/git/ignore",
@@ -851,7 +886,45 @@ fn excludes_file_and_ignore_case_are_read_as_git_reads_them() {
             vec![],
             "[core]\n\tignoreCase = true\n".to_owned(),
         ),
+        (
+            "GIT_CONFIG_GLOBAL empty: no user's config",
+            vec![("XDG_CONFIG_HOME", None), ("GIT_CONFIG_GLOBAL", Some(""))],
+            String::new(),
+        ),
+        (
+            "includeIf gitdir: where it holds",
+            vec![],
+            include_if(&format!("gitdir:{git_dir}"), included)
+                + &include_if("gitdir:/nowhere/", not_included),
+        ),
+        (
+            "includeIf gitdir/i:, a directory, a relative pattern",
+            vec![],
+            include_if(
+                &format!("gitdir/i:{}/", git_dir.to_uppercase()),
+                &rules_config(tmp.path(), "incb"),
+            ) + &include_if("gitdir:repo/.git", included)
+                + &include_if(&format!("gitdir:{}/", git_dir.to_uppercase()), not_included),
+        ),
+        (
+            "includeIf onbranch:",
+            vec![],
+            include_if(&format!("onbranch:{}", branch.trim()), included)
+                + &include_if("onbranch:no-such-branch", not_included),
+        ),
     ];
+    if let Some(h) = &user_home {
+        let up = "../".repeat(Path::new(h).components().count().saturating_sub(1));
+        let rules = rules("tu", "tuser");
+        cases.push((
+            "~user/ in the repository's",
+            vec![],
+            format!(
+                "[core]\n\texcludesFile = ~{user}/{up}{}\n",
+                rules.trim_start_matches('/')
+            ),
+        ));
+    }
     let config = top.join(".git/config");
     let base_config = std::fs::read_to_string(&config).unwrap();
     // ~/.gitconfig's file while nothing else is set.
@@ -874,6 +947,20 @@ fn excludes_file_and_ignore_case_are_read_as_git_reads_them() {
             }
         }
     }
+}
+
+/// A configuration file under `dir` that sets `core.excludesFile` to rules ignoring
+/// `*.EXT`, by its path.
+fn rules_config(dir: &Path, ext: &str) -> String {
+    let rules = dir.join(format!("rules-{ext}"));
+    std::fs::write(&rules, format!("*.{ext}\n")).unwrap();
+    let config = dir.join(format!("config-{ext}"));
+    std::fs::write(
+        &config,
+        format!("[core]\n\texcludesFile = {}\n", rules.display()),
+    )
+    .unwrap();
+    config.to_str().unwrap().to_owned()
 }
 
 /// What the rules exclude is never opened, nor a nested repository's contents, nor what
@@ -932,5 +1019,78 @@ fn what_git_leaves_out_is_never_opened() {
             .collect();
         let files: BTreeSet<Vec<u8>> = want.iter().filter(|p| p != &b"inner").cloned().collect();
         assert_eq!(show_set(&got), show_set(&files), "{args:?}");
+    }
+}
+
+/// A linked work tree (`git worktree add`): its git directory holds its index and HEAD,
+/// and its configuration and `info/exclude` are the main repository's (its
+/// `commondir`): what git lists there, ftw lists, from its top and a subdirectory.
+#[test]
+fn a_linked_work_tree_reads_the_common_config_and_exclude() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (main, linked, home) = (
+        tmp.path().join("main"),
+        tmp.path().join("linked"),
+        tmp.path().join("home"),
+    );
+    std::fs::create_dir_all(&main).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let ok = |dir: &Path, args: &[&str]| {
+        git(dir, &home)
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    std::fs::write(main.join("a.c"), "").unwrap();
+    if !(ok(&main, &["init", "-q"])
+        && ok(&main, &["add", "a.c"])
+        && ok(
+            &main,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "a",
+            ],
+        )
+        && ok(&main, &["worktree", "add", "-q", linked.to_str().unwrap()]))
+    {
+        eprintln!("skipped: git worktree add failed");
+        return;
+    }
+    let rules = tmp.path().join("rules");
+    std::fs::write(&rules, "*.cfg\n").unwrap();
+    assert!(ok(
+        &main,
+        &["config", "core.excludesFile", rules.to_str().unwrap()]
+    ));
+    std::fs::write(main.join(".git/info/exclude"), "*.ex\n").unwrap();
+    for dir in ["", "sub/"] {
+        std::fs::create_dir_all(linked.join(dir)).unwrap();
+        for name in ["b.cfg", "b.ex", "b.c"] {
+            std::fs::write(linked.join(format!("{dir}{name}")), "").unwrap();
+        }
+    }
+    for start in [linked.clone(), linked.join("sub")] {
+        let want = git_files(&start, &home);
+        assert!(
+            !want
+                .iter()
+                .any(|p| p.ends_with(b".cfg") || p.ends_with(b".ex"))
+        );
+        for threads in ["1", "0", "3"] {
+            assert_eq!(
+                show_set(&ftw_files(&start, &home, threads)),
+                show_set(&want),
+                "from {}, -j{threads}",
+                start.display()
+            );
+        }
     }
 }

@@ -550,6 +550,22 @@ fn every_word_of_finds_language_is_refused() {
         &[b"-xtype\xff", b"."],
         &[b"-Lxtype\xff", b"."],
         &[b"-x", b"echo", b";", b"-xtype\xff", b"."],
+        // find's '{} +' ends its -exec: here the words after it would be the
+        // command's ('-not' an argument of rm), so it is refused, at the end too.
+        &[b"-X", b"type", b"{}", b"+", b"-newer", b"stamp", b"."],
+        &[b"-X", b"type", b"{}", b"+"],
+        &[b"-x", b"type", b"{}", b"+", b";", b"."],
+        &[b"-LX", b"type", b"-v", b"{}", b"+", b"-not", b"-g", b"x"],
+        // A value glued to find's word by '=' is find's word all the same, never a
+        // cluster ('-name=x' is not '-n ame=x', '-exec=type' not '-e xec=type').
+        &[b"-name=x", b"."],
+        &[b"-iname=X", b"."],
+        &[b"-newer=stamp", b"."],
+        &[b"-not=", b"-g", b"x"],
+        &[b".", b"-exec=type"],
+        &[b"-print=x"],
+        &[b"-xtype=l", b"."],
+        &[b"-mtime=1"],
     ];
     for words in cases {
         let words: Vec<&std::ffi::OsStr> = words
@@ -653,7 +669,7 @@ fn every_command_tells_its_version_and_ftw_alone_its_usage() {
         "Usage: ftw",
         "Examples:",
         "ftw find -e rs src",
-        "Commands: find, rm, du.",
+        "Commands: find, rm, du, cp.",
     ] {
         assert!(alone.stderr.contains(part), "{part}: {}", alone.stderr);
     }

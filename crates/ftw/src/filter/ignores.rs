@@ -418,10 +418,13 @@ impl Ignore {
         let nested_top = new_top.then(|| {
             let top = crate::walk::bytes_to_path(path.to_vec());
             let r = self.repo(git_dir(&top), &top, Vec::new(), rel_start, None);
-            let exclude = compile_path(&r.git_dir.join("info/exclude"), r.icase)
-                .ok()
-                .flatten()
-                .map(Arc::new);
+            let exclude = compile_path(
+                &super::git_config::common_dir(&r.git_dir).join("info/exclude"),
+                r.icase,
+            )
+            .ok()
+            .flatten()
+            .map(Arc::new);
             repo = Some(Arc::new(r));
             exclude
         });
@@ -552,7 +555,7 @@ impl Ignore {
                 }
             }
             if let Some(r) = &repo {
-                let exclude = r.git_dir.join("info/exclude");
+                let exclude = super::git_config::common_dir(&r.git_dir).join("info/exclude");
                 if exclude.is_file() {
                     // git init's, all comments, costs nothing per entry.
                     if let Ok(Some(g)) = compile_path(&exclude, icase) {
