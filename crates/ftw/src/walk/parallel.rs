@@ -847,14 +847,9 @@ where
                 sub.extend_from_slice(at.parent);
                 let job = sub_job(sub, name, sub_base, link, node, at.depth, at.root_dev);
                 if opts.first_sub_first {
-                    // Held back while every worker is busy, to go out first first; to
-                    // an idle worker at once, the first held first.
+                    // Held back, to go out last first once the listing (or its part)
+                    // is done: pushed at once, the last found would be taken first.
                     held.push(job);
-                    if scope.has_idle() {
-                        for job in held.drain(..).rev() {
-                            scope.push(job);
-                        }
-                    }
                 } else {
                     scope.push(job);
                 }

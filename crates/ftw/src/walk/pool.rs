@@ -230,6 +230,9 @@ impl<J> Shared<J> {
 pub struct Scope<'a, J> {
     local: &'a Worker<J>,
     shared: &'a Shared<J>,
+    /// On the calling thread while it runs the first jobs alone: starts the workers
+    /// once a job pushes work for them (see [`run`]).
+    starter: Option<&'a dyn Fn()>,
 }
 
 impl<J> Scope<'_, J> {
@@ -241,6 +244,12 @@ impl<J> Scope<'_, J> {
         match &shared.stack {
             Some(stack) => stack.lock().unwrap_or_else(|e| e.into_inner()).push(job),
             None => self.local.push(job),
+        }
+        if let Some(start) = self.starter {
+            // The first job found more: workers start now, not when it ends (a huge
+            // directory's subdirectories are walked while it is read).
+            start();
+            return;
         }
         // Orders the push before the look at `sleepers`, as a worker going to sleep
         // orders its count before its last look for jobs: either it sees this job or
@@ -268,14 +277,6 @@ impl<J> Scope<'_, J> {
     pub fn stop(&self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         self.shared.wake_all();
-    }
-
-    /// Whether a worker waits for a job, or one is still to be started: a job pushed now
-    /// is taken at once.
-    pub fn has_idle(&self) -> bool {
-        let shared = self.shared;
-        shared.sleepers.load(Ordering::Relaxed) > 0
-            || shared.live.load(Ordering::Relaxed) < shared.want.load(Ordering::Relaxed)
     }
 
     /// Whether the run was stopped.
@@ -336,7 +337,8 @@ impl DiskWatch {
 /// Runs `roots` and every job they push on a pool of workers, until no job is left or
 /// a job calls [`Scope::stop`]. Each worker makes its own state with `make_state`
 /// (dropped when the worker ends: a place to flush buffers) and calls
-/// `handle(state, job, scope)` for each job it takes. The calling thread only watches.
+/// `handle(state, job, scope)` for each job it takes. The calling thread runs the first
+/// jobs while they find no more (starting the workers as soon as one does), then watches.
 pub fn run<J, S, MS, H>(
     roots: impl IntoIterator<Item = J>,
     opts: PoolOptions,
@@ -372,66 +374,77 @@ where
     }
     let start = opts.threads.max(1);
     let max = opts.max_threads.max(start);
-    // The calling thread runs the first jobs itself while there is no other to share:
-    // a walk of an empty directory starts no thread at all.
-    {
-        let local = shared.register();
-        let mut state = make_state();
-        let scope = Scope {
-            local: &local,
-            shared: &shared,
-        };
-        while !shared.done() && shared.pending.load(Ordering::Acquire) == 1 {
-            let Some(job) = local.pop().or_else(|| steal(&shared, &local)) else {
-                break;
-            };
-            handle(&mut state, job, &scope);
-            shared.finish_job();
-        }
-        // Jobs this pushed stay on its deque, for the workers to steal.
-    }
-    if shared.done() {
-        return PoolStats {
-            threads: 0,
-            jobs: shared.jobs.load(Ordering::Relaxed),
-            spawn_error: None,
-        };
-    }
-    let mut threads = 0;
-    let mut spawn_error = None;
-    let mut max = max;
-    let mut start = start;
+    let jobs = || shared.jobs.load(Ordering::Relaxed);
+    // What the workers started so far: how many, the first failure (after which the
+    // pool grows no more), the starting count and the cap as they now stand.
+    let pool = std::cell::RefCell::new((0usize, None::<io::Error>, start, max));
     std::thread::scope(|s| {
         // Starts up to `n` more workers; returns how many started. On the first failure
         // the pool keeps the workers it has: it grows no more.
-        let mut spawn = |n: usize, threads: usize| {
+        let spawn = |n: usize| {
+            let mut p = pool.borrow_mut();
+            let threads = p.0;
+            let mut started = n;
             for i in 0..n {
                 let local = shared.register();
                 shared.live.fetch_add(1, Ordering::AcqRel);
                 let (shared, make_state, handle) = (&shared, &make_state, &handle);
-                let started = spawn_worker(s, threads + i, move || {
+                let spawned = spawn_worker(s, threads + i, move || {
                     // Counts the worker out even if a job panics: the others stop and
                     // the scope re-raises the panic instead of waiting forever.
                     let _exit = Exit(shared);
                     let mut state = make_state();
                     work(shared, &local, &mut state, handle);
                 });
-                if let Err(e) = started {
+                if let Err(e) = spawned {
                     // The deque made for it stays empty; its stealer finds nothing.
                     shared.want.store(threads + i, Ordering::Relaxed);
                     shared.live.fetch_sub(1, Ordering::AcqRel);
-                    spawn_error.get_or_insert(e);
-                    return i;
+                    p.1.get_or_insert(e);
+                    started = i;
+                    break;
                 }
             }
-            n
+            p.0 += started;
+            if started < n {
+                (p.2, p.3) = (p.0, p.0);
+            }
+            started
         };
-        let first = start.min(shared.pending.load(Ordering::Acquire)).max(1);
-        threads = spawn(first, 0);
-        if threads < first {
-            (start, max) = (threads, threads);
+        // The first workers, once there are jobs for them.
+        let first = || {
+            if pool.borrow().0 == 0 && pool.borrow().1.is_none() {
+                let want = start.min(shared.pending.load(Ordering::Acquire)).max(1);
+                spawn(want);
+            }
+        };
+        // The calling thread runs the first jobs itself while there is no other to
+        // share: a walk of an empty directory starts no thread at all. A job that pushes
+        // another starts the workers at once.
+        {
+            let local = shared.register();
+            let mut state = make_state();
+            let scope = Scope {
+                local: &local,
+                shared: &shared,
+                starter: Some(&first),
+            };
+            while !shared.done() && shared.pending.load(Ordering::Acquire) == 1 {
+                let Some(job) = local.pop().or_else(|| steal(&shared, &local)) else {
+                    break;
+                };
+                handle(&mut state, job, &scope);
+                shared.finish_job();
+            }
+            // Jobs this pushed stay on its deque, for the workers to steal.
         }
-        if threads == 0 {
+        if shared.done() {
+            // (Workers started, if any, see the end and exit.)
+            shared.wake_all();
+            return;
+        }
+        first();
+        if pool.borrow().0 == 0 {
             // Not one worker: this thread runs every job, those queued on the deques
             // included (they are stolen like any other worker's).
             let local = shared.register();
@@ -441,6 +454,10 @@ where
         }
         let mut watch = DiskWatch::new(0);
         loop {
+            let (threads, start, max) = {
+                let p = pool.borrow();
+                (p.0, p.2, p.3)
+            };
             {
                 let g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
                 if shared.live.load(Ordering::Acquire) == 0 {
@@ -470,17 +487,14 @@ where
                 }
             }
             if more > 0 {
-                let started = spawn(more, threads);
-                threads += started;
-                if started < more {
-                    (start, max) = (threads, threads);
-                }
+                spawn(more);
             }
         }
     });
+    let (threads, spawn_error, ..) = pool.into_inner();
     PoolStats {
         threads,
-        jobs: shared.jobs.load(Ordering::Relaxed),
+        jobs: jobs(),
         spawn_error,
     }
 }
@@ -563,7 +577,11 @@ fn work<J, S, H>(shared: &Shared<J>, local: &Worker<J>, state: &mut S, handle: &
 where
     H: Fn(&mut S, J, &Scope<'_, J>),
 {
-    let scope = Scope { local, shared };
+    let scope = Scope {
+        local,
+        shared,
+        starter: None,
+    };
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             return;
@@ -741,6 +759,39 @@ mod tests {
             if threads == 1 {
                 assert_eq!(order, sorted, "depth first, first first");
             }
+        }
+    }
+
+    #[test]
+    fn the_first_job_s_pushes_run_while_it_runs() {
+        // A first job that finds work (a huge root directory's subdirectories, as it
+        // reads on): workers start at once and take it, not when the first job ends.
+        for one_stack in [false, true] {
+            let ran = AtomicBool::new(false);
+            let seen = AtomicBool::new(false);
+            run(
+                vec![0u8],
+                PoolOptions::fixed(2).in_order(one_stack),
+                || (),
+                |_, job, scope| {
+                    if job == 0 {
+                        scope.push(1);
+                        let start = Instant::now();
+                        while !ran.load(Ordering::SeqCst)
+                            && start.elapsed() < Duration::from_secs(10)
+                        {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        seen.store(ran.load(Ordering::SeqCst), Ordering::SeqCst);
+                    } else {
+                        ran.store(true, Ordering::SeqCst);
+                    }
+                },
+            );
+            assert!(
+                seen.into_inner(),
+                "one stack {one_stack}: the pushed job waited"
+            );
         }
     }
 
