@@ -13,7 +13,9 @@ use std::path::Path;
 /// path, at a component's start (`src/gen` excludes `./a/src/gen`; `*` does not cross a
 /// `/`; `**` does); one that starts with `/` is anchored at the walk's root, as in a
 /// `.gitignore` at the root (`/src` excludes `./src`, not `./a/src`), and matches a
-/// whole path too where the walk's are absolute (`/home/me/.cache` below `/home`). Case matters.
+/// whole path too where the walk's are absolute (`/home/me/.cache` below `/home`); one
+/// that ends with `/` excludes directories only, as in a `.gitignore` (`build/` leaves
+/// a file named `build`). Case matters.
 ///
 /// Simple name globs (a literal name, `*.ext`, `prefix*`, `*suffix`, and a group of
 /// literal alternatives written out into those, like `*.{c,h}`) are sorted out first: a
@@ -43,6 +45,8 @@ pub struct Excludes {
     paths: Option<GlobSet>,
     /// Globs that start with `/`, without it: matched against the path below the root.
     anchored: Option<GlobSet>,
+    /// Globs written with a trailing `/`, without it: they exclude directories only.
+    dirs: Option<Box<Excludes>>,
 }
 
 /// A set of literals (names or extensions): one of up to 7 bytes is packed into a `u64`
@@ -158,6 +162,23 @@ impl Excludes {
     /// A [`PatternError`] for the first glob that does not compile (an unclosed `[` or `{`,
     /// say).
     pub fn new(globs: &[String]) -> Result<Excludes, PatternError> {
+        // As in a .gitignore, a glob that ends with `/` excludes directories only.
+        let (dir_only, rest): (Vec<String>, Vec<String>) = globs
+            .iter()
+            .cloned()
+            .partition(|g| g.len() > 1 && g.ends_with('/') && !g.trim_end_matches('/').is_empty());
+        let mut ex = Excludes::compile(&rest)?;
+        if !dir_only.is_empty() {
+            let trimmed: Vec<String> = dir_only
+                .iter()
+                .map(|g| g.trim_end_matches('/').to_owned())
+                .collect();
+            ex.dirs = Some(Box::new(Excludes::compile(&trimmed)?));
+        }
+        Ok(ex)
+    }
+
+    fn compile(globs: &[String]) -> Result<Excludes, PatternError> {
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();
         let mut anchored = GlobSetBuilder::new();
@@ -240,12 +261,19 @@ impl Excludes {
             } else {
                 None
             },
+            dirs: None,
         })
     }
 
-    /// Whether a name is excluded (by a glob without `/`).
+    /// Whether a name is excluded (by a glob without `/`). The type is not known here:
+    /// a glob written `name/` (directories only) counts as `name`.
     #[inline]
     pub fn is_match_name(&self, name: &[u8]) -> bool {
+        self.name_own(name) || self.dirs.as_ref().is_some_and(|d| d.name_own(name))
+    }
+
+    #[inline]
+    fn name_own(&self, name: &[u8]) -> bool {
         if self.literal.contains(name) {
             return true;
         }
@@ -281,28 +309,43 @@ impl Excludes {
             .is_some_and(|n| n.is_match_candidate(&Candidate::new(as_path(name).as_ref())))
     }
 
-    /// Whether a path is excluded by a glob with a `/`.
+    /// Whether a path is excluded by a glob with a `/` (the type is not known here: a
+    /// glob written `a/b/`, directories only, counts as `a/b`).
     pub fn is_match_path(&self, path: &[u8]) -> bool {
+        self.path_own(path) || self.dirs.as_ref().is_some_and(|d| d.path_own(path))
+    }
+
+    fn path_own(&self, path: &[u8]) -> bool {
         self.paths
             .as_ref()
             .is_some_and(|p| p.is_match_candidate(&Candidate::new(as_path(path).as_ref())))
     }
 
     /// Whether a path below a root (`src/gen` for `./src/gen`) is excluded by a glob
-    /// that starts with `/`.
+    /// that starts with `/` (a glob written `/src/`, directories only, counts as `/src`).
     pub fn is_match_below_root(&self, below: &[u8]) -> bool {
+        self.below_own(below) || self.dirs.as_ref().is_some_and(|d| d.below_own(below))
+    }
+
+    fn below_own(&self, below: &[u8]) -> bool {
         self.anchored
             .as_ref()
             .is_some_and(|p| p.is_match_candidate(&Candidate::new(as_path(below).as_ref())))
     }
 
     /// Whether the entry is excluded (its path is built in `scratch` only when a glob
-    /// needs it). The roots themselves are never excluded.
+    /// needs it): a glob written with a trailing `/` excludes only directories. The
+    /// roots themselves are never excluded.
     pub fn is_match(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
         if e.depth() == 0 {
             return false;
         }
-        if self.is_match_name(e.name()) {
+        self.entry_own(e, scratch)
+            || (e.is_dir() && self.dirs.as_ref().is_some_and(|d| d.entry_own(e, scratch)))
+    }
+
+    fn entry_own(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        if self.name_own(e.name()) {
             return true;
         }
         if self.paths.is_none() && self.anchored.is_none() {
@@ -310,7 +353,7 @@ impl Excludes {
         }
         scratch.clear();
         e.write_path(scratch);
-        self.is_match_path(scratch) || self.is_match_below_root(below_root(scratch, e.depth()))
+        self.path_own(scratch) || self.below_own(below_root(scratch, e.depth()))
     }
 }
 

@@ -251,3 +251,59 @@ fn git_ignore_is_a_builder_option_of_every_walk() {
     // Off again: everything.
     assert_eq!(builder().git_ignore(false).into_iter().count(), 13);
 }
+
+#[test]
+fn a_glob_ending_with_a_slash_excludes_directories_only() {
+    // As in a .gitignore: `x/` and `/top/` leave files of those names, and a link to a
+    // directory unless links are followed; without the slash, both go.
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    std::fs::create_dir_all(r.join("a/x/in")).unwrap();
+    std::fs::create_dir_all(r.join("top/y")).unwrap();
+    std::fs::create_dir_all(r.join("b")).unwrap();
+    std::fs::write(r.join("b/x"), b"").unwrap();
+    std::fs::write(r.join("a/top"), b"").unwrap();
+    std::os::unix::fs::symlink("../a/x", r.join("b/linkx")).unwrap();
+    let kept = |globs: &[&str], follow: bool| -> BTreeSet<String> {
+        let ex = Excludes::new(&globs.iter().map(|g| g.to_string()).collect::<Vec<_>>()).unwrap();
+        let mut scratch = Vec::new();
+        let mut out = BTreeSet::new();
+        let mut walk = WalkBuilder::new(r).follow_links(follow).sort(true).build();
+        while let Some(e) = walk.next_entry() {
+            let e = e.unwrap();
+            let (excluded, dir) = (ex.is_match(&e, &mut scratch), e.is_dir());
+            let p = e
+                .path()
+                .strip_prefix(r)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if excluded {
+                if dir {
+                    walk.skip_current_dir();
+                }
+                continue;
+            }
+            if !p.is_empty() {
+                out.insert(p);
+            }
+        }
+        out
+    };
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(
+        kept(&["x/", "/top/"], false),
+        set(&["a", "a/top", "b", "b/linkx", "b/x"])
+    );
+    assert_eq!(
+        kept(&["x", "/top"], false),
+        set(&["a", "a/top", "b", "b/linkx"])
+    );
+    // Followed, the link is a directory: left out with what it leads to.
+    assert_eq!(kept(&["linkx/"], true).contains("b/linkx"), false);
+    assert!(kept(&["linkx/"], false).contains("b/linkx"));
+    // Where the type is not known (a path alone), `x/` counts as `x`.
+    let ex = Excludes::new(&["x/".to_string(), "a/y/".to_string()]).unwrap();
+    assert!(ex.is_match_name(b"x") && ex.is_match_path(b"./b/a/y"));
+    assert!(!ex.is_match_name(b"y") && !ex.is_match_path(b"./b/x"));
+}
