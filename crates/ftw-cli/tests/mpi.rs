@@ -125,6 +125,7 @@ fn filters_depths_and_formats_are_the_single_process_s() {
         &["--sort", "-S", "+1"],
     ];
     for args in cases {
+        eprintln!("case {args:?}");
         compare(tmp.path(), 3, args, true, &[]);
     }
 }

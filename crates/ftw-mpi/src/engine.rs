@@ -696,15 +696,25 @@ impl Pump<'_, '_> {
             }
             std::thread::sleep(Duration::from_micros(20));
         }
+        // Only requests for work are taken here: rank 0 may leave the barrier and ask
+        // for sorted records (T_PULL) while this rank has not yet seen it end, and that
+        // request must be left for the merge.
         let mut barrier = self.world().immediate_barrier();
         loop {
             match barrier.test() {
                 Ok(_) => break,
                 Err(b) => barrier = b,
             }
-            self.receive();
-            while let Some(m) = self.inbox.pop_front() {
-                answer(self.world(), &m);
+            while let Some(probed) = self
+                .mpi
+                .world
+                .any_process()
+                .immediate_matched_probe_with_tag(T_STEAL)
+            {
+                let (_, status) = probed.matched_receive_vec::<u8>();
+                self.world()
+                    .process_at_rank(status.source_rank())
+                    .send_with_tag(&[0u8; 0][..], T_JOBS);
             }
             std::thread::sleep(Duration::from_micros(20));
         }
