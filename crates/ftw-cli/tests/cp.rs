@@ -842,3 +842,83 @@ fn cp_a_as_nobody_is_gnu_cp_a_as_nobody_on_a_hostile_tree() {
         both.same(&format!("cp {args:?} {threads} as nobody"), Times::Kept);
     }
 }
+
+/// `getfattr -R -d -h -m- .` in `dir` (every name space, links not followed), sorted
+/// by path, or `None` where getfattr is not installed.
+fn getfattr(dir: &Path) -> Option<Vec<String>> {
+    let r = Command::new("getfattr")
+        .args(["-R", "-d", "-h", "-m-", "--absolute-names", "."])
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&r.stdout).into_owned();
+    let mut blocks: Vec<String> = text
+        .split("\n\n")
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .collect();
+    blocks.sort();
+    Some(blocks)
+}
+
+#[test]
+fn cp_a_copies_the_extended_attributes_of_links_fifos_sockets_and_devices() {
+    if !is_root() {
+        eprintln!("not root: trusted.* attributes (the only ones a link can have) need it");
+        return;
+    }
+    let both = Both::new(|d| {
+        let s = d.join("s");
+        std::fs::create_dir(&s).unwrap();
+        symlink("nowhere", s.join("link")).unwrap();
+        symlink("fifo", s.join("to-fifo")).unwrap();
+        mkfifo(&s.join("fifo"));
+        rfs::mknodat(
+            rfs::CWD,
+            s.join("sock"),
+            rfs::FileType::Socket,
+            Mode::from(0o600),
+            0,
+        )
+        .unwrap();
+        let null = rfs::makedev(1, 3);
+        rfs::mknodat(
+            rfs::CWD,
+            s.join("null"),
+            rfs::FileType::CharacterDevice,
+            Mode::from(0o600),
+            null,
+        )
+        .unwrap();
+        for name in ["link", "to-fifo", "fifo", "sock", "null"] {
+            rfs::lsetxattr(
+                s.join(name),
+                format!("trusted.{name}").as_str(),
+                name.as_bytes(),
+                rfs::XattrFlags::empty(),
+            )
+            .unwrap();
+        }
+    });
+    let Some(before) = getfattr(&both.gnu.join("s")) else {
+        eprintln!("getfattr is not installed: skipped");
+        return;
+    };
+    assert_eq!(before.len(), 5, "{before:?}");
+    for args in [
+        &["-a", "s", "a"][..],
+        &["-a", "s", "a"],
+        &["-r", "--preserve=xattr", "s", "x"],
+        &["-rL", "--preserve=xattr", "s", "l"],
+        &["-r", "s", "none"],
+    ] {
+        both.run(args, &[]);
+        let dst = args.last().unwrap();
+        let gnu = getfattr(&both.gnu.join(dst)).unwrap();
+        let ours = getfattr(&both.ftw.join(dst)).unwrap();
+        assert_eq!(gnu, ours, "cp {args:?}: getfattr -d -h differs");
+        if args[0] != "-r" || args.len() > 3 {
+            assert!(gnu.len() >= 4, "cp {args:?} kept no attributes: {gnu:?}");
+        }
+    }
+}

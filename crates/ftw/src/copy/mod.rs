@@ -1192,8 +1192,8 @@ impl<'a> Shared<'a> {
         }
     }
 
-    /// A link, fifo, socket or device: made with `make`, then its owner, mode and
-    /// times set relative to its directory.
+    /// A link, fifo, socket or device: made with `make`, then its owner, extended
+    /// attributes, mode and times set relative to its directory.
     fn copy_special(
         &self,
         at: &At<'_>,
@@ -1216,6 +1216,19 @@ impl<'a> Shared<'a> {
                 at.dst_path,
                 at.depth,
             );
+        }
+        // Extended attributes, a link's own too (`lsetxattr`), as cp -a copies them;
+        // after the owner, which may clear some (`security.capability`). The source's
+        // are its own name's even when it was followed (`-L`): GNU cp reads them so
+        // (libattr's `attr_copy_file`, `llistxattr`), and the copies are compared.
+        if p.xattr || p.mode {
+            copy_xattrs(
+                XattrFd::At(at.src_dir, at.name, false),
+                XattrFd::At(at.dst_dir, at.dst_name, false),
+                p.mode,
+                p.xattr,
+            )
+            .map_err(|e| context("cannot preserve extended attributes", e))?;
         }
         if !link {
             let mode = if p.mode {
@@ -1352,6 +1365,9 @@ fn check_id(d: &Dir, id: (u64, u64)) -> io::Result<()> {
 enum XattrFd<'a> {
     File(&'a sys::File),
     OwnDir(&'a Dir),
+    /// An entry that is not opened (a link, fifo, socket, device), by its directory
+    /// and name; a link followed only with `follow` (a source under `-L`).
+    At(&'a Dir, &'a CStr, bool),
 }
 
 impl XattrFd<'_> {
@@ -1359,6 +1375,7 @@ impl XattrFd<'_> {
         match self {
             XattrFd::File(f) => f.xattr_names(),
             XattrFd::OwnDir(d) => d.xattr_names(),
+            XattrFd::At(d, n, follow) => d.xattr_names_at(n, *follow),
         }
     }
 
@@ -1366,6 +1383,7 @@ impl XattrFd<'_> {
         match self {
             XattrFd::File(f) => f.xattr(name),
             XattrFd::OwnDir(d) => d.xattr(name),
+            XattrFd::At(d, n, follow) => d.xattr_at(n, name, *follow),
         }
     }
 
@@ -1373,6 +1391,7 @@ impl XattrFd<'_> {
         match self {
             XattrFd::File(f) => f.set_xattr(name, value),
             XattrFd::OwnDir(d) => d.set_xattr(name, value),
+            XattrFd::At(d, n, _) => d.set_xattr_at(n, name, value),
         }
     }
 }

@@ -357,6 +357,36 @@ impl Dir {
         let _ = (name, value);
         Err(unsupported("extended attributes"))
     }
+
+    /// Extended attributes of the entry `name`: none here.
+    ///
+    /// # Errors
+    ///
+    /// None: an empty list.
+    pub fn xattr_names_at(&self, name: &CStr, follow: bool) -> io::Result<Vec<u8>> {
+        let _ = (name, follow);
+        Ok(Vec::new())
+    }
+
+    /// An extended attribute of the entry `name`: not here.
+    ///
+    /// # Errors
+    ///
+    /// `Unsupported`.
+    pub fn xattr_at(&self, name: &CStr, attr: &CStr, follow: bool) -> io::Result<Vec<u8>> {
+        let _ = (name, attr, follow);
+        Err(unsupported("extended attributes"))
+    }
+
+    /// Sets an extended attribute of the entry `name`: not here.
+    ///
+    /// # Errors
+    ///
+    /// `Unsupported`.
+    pub fn set_xattr_at(&self, name: &CStr, attr: &CStr, value: &[u8]) -> io::Result<()> {
+        let _ = (name, attr, value);
+        Err(unsupported("extended attributes"))
+    }
 }
 
 impl File {

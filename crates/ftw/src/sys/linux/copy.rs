@@ -254,6 +254,120 @@ impl Dir {
     pub fn set_xattr(&self, name: &CStr, value: &[u8]) -> io::Result<()> {
         set_xattr(self.as_fd(), name, value)
     }
+
+    /// The names of the extended attributes of the entry `name` of this directory, each
+    /// followed by a NUL (`llistxattr`; `listxattr` with `follow`): for what is not
+    /// opened to be copied (links, fifos, sockets, devices). A symbolic link cannot be
+    /// opened, so the entry is reached by a path through this handle
+    /// (`/proc/self/fd/N/name`), its last component never followed without `follow`.
+    ///
+    /// # Errors
+    ///
+    /// The system's error: `name` does not exist (`NotFound`); `Unsupported` without
+    /// `/proc` or where the file system has no extended attributes.
+    pub fn xattr_names_at(&self, name: &CStr, follow: bool) -> io::Result<Vec<u8>> {
+        let path = self.proc_path(name)?;
+        loop {
+            let query = if follow {
+                rfs::listxattr_query(path.as_c_str())
+            } else {
+                rfs::llistxattr_query(path.as_c_str())
+            };
+            let n = query.map_err(|e| proc_err(e, &path))?;
+            if n == 0 {
+                return Ok(Vec::new());
+            }
+            let mut buf = vec![0u8; n];
+            let r = if follow {
+                rfs::listxattr(path.as_c_str(), &mut buf[..])
+            } else {
+                rfs::llistxattr(path.as_c_str(), &mut buf[..])
+            };
+            match r {
+                Ok(len) => {
+                    buf.truncate(len);
+                    return Ok(buf);
+                }
+                Err(Errno::RANGE) => continue,
+                Err(e) => return Err(cvt(e)),
+            }
+        }
+    }
+
+    /// The value of the extended attribute `attr` of the entry `name` (`lgetxattr`;
+    /// `getxattr` with `follow`), reached as [`Dir::xattr_names_at`] says.
+    ///
+    /// # Errors
+    ///
+    /// The system's error: no such attribute (`ENODATA`), not allowed to read it;
+    /// `Unsupported` without `/proc`.
+    pub fn xattr_at(&self, name: &CStr, attr: &CStr, follow: bool) -> io::Result<Vec<u8>> {
+        let path = self.proc_path(name)?;
+        loop {
+            let query = if follow {
+                rfs::getxattr_query(path.as_c_str(), attr)
+            } else {
+                rfs::lgetxattr_query(path.as_c_str(), attr)
+            };
+            let n = query.map_err(|e| proc_err(e, &path))?;
+            let mut buf = vec![0u8; n.max(1)];
+            let r = if follow {
+                rfs::getxattr(path.as_c_str(), attr, &mut buf[..])
+            } else {
+                rfs::lgetxattr(path.as_c_str(), attr, &mut buf[..])
+            };
+            match r {
+                Ok(len) => {
+                    buf.truncate(len);
+                    return Ok(buf);
+                }
+                Err(Errno::RANGE) => continue,
+                Err(e) => return Err(cvt(e)),
+            }
+        }
+    }
+
+    /// Sets the extended attribute `attr` of the entry `name` of this directory, a
+    /// symbolic link's own (`lsetxattr`), reached as [`Dir::xattr_names_at`] says: a
+    /// link put in its place is never followed.
+    ///
+    /// # Errors
+    ///
+    /// The system's error: `name` does not exist (`NotFound`), not allowed (`EPERM`:
+    /// a `user.*` name on a link or a fifo, a `trusted.*` name without the privilege),
+    /// not supported (`Unsupported`, also without `/proc`), no space.
+    pub fn set_xattr_at(&self, name: &CStr, attr: &CStr, value: &[u8]) -> io::Result<()> {
+        let path = self.proc_path(name)?;
+        rfs::lsetxattr(path.as_c_str(), attr, value, rfs::XattrFlags::empty())
+            .map_err(|e| proc_err(e, &path))
+    }
+
+    /// `/proc/self/fd/N/name`: the entry `name` of this directory by a path that
+    /// resolves through this handle (`name` is one component: it has no `/`).
+    fn proc_path(&self, name: &CStr) -> io::Result<std::ffi::CString> {
+        let bytes = name.to_bytes();
+        if bytes.is_empty() || bytes.contains(&b'/') {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        }
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.as_fd());
+        let mut path = format!("/proc/self/fd/{fd}/").into_bytes();
+        path.extend_from_slice(bytes);
+        std::ffi::CString::new(path).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    }
+}
+
+/// An error of a call through `/proc/self/fd/N/name`: where `/proc` is not mounted
+/// (`/proc/self/fd` itself missing), `Unsupported`.
+fn proc_err(e: Errno, path: &CStr) -> io::Error {
+    if e == Errno::NOENT && !std::path::Path::new("/proc/self/fd").exists() {
+        let _ = path;
+        return io::Error::new(
+            io::ErrorKind::Unsupported,
+            "/proc is not mounted, and the extended attributes of an entry that is not \
+             opened are reached through it",
+        );
+    }
+    cvt(e)
 }
 
 impl File {
