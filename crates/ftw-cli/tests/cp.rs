@@ -1039,3 +1039,77 @@ fn cp_a_copies_a_100_000_level_chain_in_bounded_memory_under_every_limit() {
     let rm = run(Command::new(ftw_bin()).arg("rm").arg(&u.root));
     assert_eq!(rm.code, 0, "{}", rm.stderr);
 }
+
+/// A tmpfs mounted at a path for as long as it lives (unmounted, lazily, when
+/// dropped).
+struct Mounted(std::path::PathBuf);
+
+impl Mounted {
+    /// `None` where mounting is not permitted (not root, a container without the
+    /// capability).
+    fn tmpfs(at: &Path) -> Option<Mounted> {
+        let r = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=16m", "ftw-test"])
+            .arg(at)
+            .output()
+            .ok()?;
+        r.status.success().then(|| Mounted(at.to_path_buf()))
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn cp_x_makes_a_mount_point_empty_and_does_not_enter_it_as_gnu_cp() {
+    let both = Both::new(|d| {
+        std::fs::create_dir_all(d.join("src/sub/mnt")).unwrap();
+        std::fs::write(d.join("src/sub/f"), b"f").unwrap();
+        set_mode(&d.join("src/sub/mnt"), 0o750);
+    });
+    let mut mounts = Vec::new();
+    for side in [&both.gnu, &both.ftw] {
+        let at = side.join("src/sub/mnt");
+        let Some(m) = Mounted::tmpfs(&at) else {
+            eprintln!("mount is not permitted here: skipped");
+            return;
+        };
+        mounts.push(m);
+        std::fs::create_dir(at.join("inner")).unwrap();
+        std::fs::write(at.join("inner/g"), b"g").unwrap();
+        std::fs::write(at.join("top"), b"t").unwrap();
+        set_mode(&at, 0o1777);
+        fix_times(&side.join("src"));
+    }
+    for (args, entered) in [
+        (&["-ax", "src", "x"][..], false),
+        (&["-rx", "src", "rx"], false),
+        (&["-a", "src", "all"], true),
+    ] {
+        for threads in ["-j1", "-j2"] {
+            both.run(args, &[threads]);
+            let dst = args.last().unwrap();
+            let times = if args[0] == "-rx" {
+                Times::Ignored
+            } else {
+                Times::Kept
+            };
+            assert_listings(
+                &format!("cp {args:?} {threads}"),
+                &listing(&both.gnu.join(dst), times),
+                &listing(&both.ftw.join(dst), times),
+            );
+            let inside = both.ftw.join(dst).join("sub/mnt/top");
+            assert_eq!(inside.exists(), entered, "cp {args:?} {threads}");
+            assert!(both.ftw.join(dst).join("sub/mnt").is_dir());
+            let rm = run(Command::new(ftw_bin()).arg("rm").arg(both.ftw.join(dst)));
+            assert_eq!(rm.code, 0);
+            let rm = run(Command::new(ftw_bin()).arg("rm").arg(both.gnu.join(dst)));
+            assert_eq!(rm.code, 0);
+        }
+    }
+    drop(mounts);
+}
