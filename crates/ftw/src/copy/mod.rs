@@ -627,7 +627,8 @@ impl<'a> Shared<'a> {
     }
 
     /// `node`'s destination handle: the one kept, or opened again from its nearest open
-    /// ancestor, each directory on the way checked to be the one made.
+    /// ancestor ([`Dir::open_dir_beneath`]: `openat2` with `RESOLVE_BENEATH`, no link
+    /// followed), checked to be the directory made.
     fn handle(&self, node: &Arc<Node>) -> io::Result<Arc<Dir>> {
         if let Some(h) = node
             .handle
@@ -638,7 +639,7 @@ impl<'a> Shared<'a> {
             return Ok(h);
         }
         let mut chain = vec![node.clone()];
-        let mut base = loop {
+        let base = loop {
             let top = chain.last().expect("not empty");
             let Some(parent) = top.parent.clone() else {
                 match &top.above {
@@ -656,13 +657,29 @@ impl<'a> Shared<'a> {
             }
             chain.push(parent);
         };
-        for n in chain.iter().rev() {
-            let d = base.open_at(&n.name)?;
-            check_id(&d, n.id)?;
-            base = Arc::new(d);
-            self.keep(n, base.clone());
+        if chain.len() == 1 {
+            let d = base.open_at(&node.name)?;
+            check_id(&d, node.id)?;
+            let d = Arc::new(d);
+            self.keep(node, d.clone());
+            return Ok(d);
         }
-        Ok(base)
+        // Several levels down: one `openat2` beneath the open ancestor, no link
+        // followed on the way, and the directory reached checked to be the one made
+        // (a directory moved into a place on the way is caught so).
+        let mut path = Vec::new();
+        for n in chain.iter().rev() {
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(n.name.to_bytes());
+        }
+        let path = CString::new(path).map_err(|_| io::Error::from(ErrorKind::InvalidInput))?;
+        let d = base.open_dir_beneath(&path)?;
+        check_id(&d, node.id)?;
+        let d = Arc::new(d);
+        self.keep(node, d.clone());
+        Ok(d)
     }
 
     /// `--parents`: makes the directories of `src`'s path below the directory `dir`,

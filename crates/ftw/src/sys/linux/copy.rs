@@ -356,6 +356,77 @@ impl Dir {
     }
 }
 
+/// Set once `openat2` is found missing (`ENOSYS`, Linux before 5.6, or refused by a
+/// sandbox): [`Dir::open_dir_beneath`] then opens one name at a time.
+static NO_OPENAT2: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl Dir {
+    /// Opens the directory at `path`, names separated by `/`, below this one, never
+    /// leaving it and never following a link on the way: `openat2` with
+    /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS` (one call however
+    /// deep), or, where the kernel has no `openat2`, one `openat(O_NOFOLLOW)` per name.
+    /// A directory of the path swapped for a link while it is resolved fails the call;
+    /// a directory moved into its place is the caller's to notice (by its identity).
+    ///
+    /// # Errors
+    ///
+    /// The system's error: a name on the way does not exist (`NotFound`), is not a
+    /// directory, is a link (`ELOOP`, or `EXDEV` for `..` or an absolute path, which
+    /// would leave this directory: `InvalidInput` without `openat2`).
+    pub fn open_dir_beneath(&self, path: &CStr) -> io::Result<Dir> {
+        use std::sync::atomic::Ordering;
+        if !NO_OPENAT2.load(Ordering::Relaxed) {
+            let how = rfs::ResolveFlags::BENEATH
+                | rfs::ResolveFlags::NO_SYMLINKS
+                | rfs::ResolveFlags::NO_MAGICLINKS;
+            // EAGAIN: a rename elsewhere raced the lookup; asked again a few times.
+            for _ in 0..4 {
+                let flags = super::DIR_FLAGS | OFlags::NOFOLLOW;
+                match rfs::openat2(self, path, flags, Mode::empty(), how) {
+                    Ok(fd) => return Ok(Dir { fd }),
+                    Err(Errno::AGAIN) => continue,
+                    Err(Errno::NOSYS | Errno::PERM) => {
+                        NO_OPENAT2.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    Err(e) => return Err(cvt(e)),
+                }
+            }
+        }
+        self.open_dir_by_names(path)
+    }
+
+    /// [`Dir::open_dir_beneath`] without `openat2`: `openat(O_NOFOLLOW)` for each name.
+    fn open_dir_by_names(&self, path: &CStr) -> io::Result<Dir> {
+        let bytes = path.to_bytes();
+        if bytes.starts_with(b"/") {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an absolute path is not below a directory",
+            ));
+        }
+        let mut dir: Option<Dir> = None;
+        for name in bytes.split(|&b| b == b'/') {
+            if name.is_empty() || name == b"." {
+                continue;
+            }
+            if name == b".." {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "'..' would leave the directory",
+                ));
+            }
+            let name = std::ffi::CString::new(name).map_err(|_| io::ErrorKind::InvalidInput)?;
+            let next = dir.as_ref().unwrap_or(self).open_at(&name)?;
+            dir = Some(next);
+        }
+        match dir {
+            Some(d) => Ok(d),
+            None => self.open_at(c"."),
+        }
+    }
+}
+
 /// An error of a call through `/proc/self/fd/N/name`: where `/proc` is not mounted
 /// (`/proc/self/fd` itself missing), `Unsupported`.
 fn proc_err(e: Errno, path: &CStr) -> io::Error {
@@ -754,6 +825,34 @@ mod tests {
                 assert!(blocks(&copy) >= (3 << 20) / 512, "{name:?}: holes filled");
             } else {
                 assert_eq!(blocks(&copy), blocks(&src), "{name:?}: holes kept");
+            }
+        }
+    }
+
+    #[test]
+    fn open_dir_beneath_never_leaves_the_directory_nor_follows_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("top/a/b/c")).unwrap();
+        std::fs::create_dir(tmp.path().join("outside")).unwrap();
+        std::os::unix::fs::symlink("a", tmp.path().join("top/link")).unwrap();
+        std::os::unix::fs::symlink("../outside", tmp.path().join("top/a/out")).unwrap();
+        let top = Dir::open(&tmp.path().join("top")).unwrap();
+        let id = |d: &Dir| {
+            let m = d.stat(StatMask::ID).unwrap();
+            (m.dev, m.ino)
+        };
+        let want = id(&Dir::open(&tmp.path().join("top/a/b/c")).unwrap());
+        for open in [Dir::open_dir_beneath, Dir::open_dir_by_names] {
+            assert_eq!(id(&open(&top, c"a/b/c").unwrap()), want);
+            assert_eq!(id(&open(&top, c"a//b/./c/").unwrap()), want);
+            for bad in [
+                c"link/b",
+                c"a/out",
+                c"../top/a",
+                c"a/../../outside",
+                c"/tmp",
+            ] {
+                assert!(open(&top, bad).is_err(), "{bad:?} was opened");
             }
         }
     }
