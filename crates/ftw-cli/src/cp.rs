@@ -168,6 +168,11 @@ pub struct CpArgs {
     )]
     sparse: SparseArg,
 
+    /// Copy no data: make the files (empty; an existing one keeps its contents) and
+    /// set the attributes kept (with -a, -p, --preserve).
+    #[arg(long = "attributes-only")]
+    attributes_only: bool,
+
     /// Make each SOURCE's path, as given, below the directory DEST.
     #[arg(long = "parents")]
     parents: bool,
@@ -452,6 +457,7 @@ pub fn run(args: CpArgs) -> ExitCode {
         .same_file_system(args.one_file_system)
         .parents(args.parents)
         .default_modes(default_modes)
+        .attributes_only(args.attributes_only)
         .reflink(match args.reflink {
             ReflinkArg::Auto => Reflink::Auto,
             ReflinkArg::Always => Reflink::Always,

@@ -1113,3 +1113,32 @@ fn cp_x_makes_a_mount_point_empty_and_does_not_enter_it_as_gnu_cp() {
     }
     drop(mounts);
 }
+
+#[test]
+fn cp_attributes_only_makes_files_without_data_as_gnu_cp() {
+    let setup = |d: &Path| {
+        hostile(d);
+        std::fs::create_dir_all(d.join("out/s1")).unwrap();
+        // An existing file keeps its contents; its attributes are the source's. (Not
+        // one of a hard link's names: which name comes first, made or kept, is the
+        // order of the walk, GNU cp's too.)
+        std::fs::write(d.join("out/s1/setuid"), b"longer than the source").unwrap();
+        std::fs::write(d.join("out/s1/empty-file"), b"was here").unwrap();
+    };
+    for args in [
+        &["-a", "--attributes-only", "s1", "s2", "out"][..],
+        &["-r", "--attributes-only", "s1", "s2", "out"],
+        &["-p", "--attributes-only", "s1/setuid", "out/setuid-copy"],
+    ] {
+        for threads in ["-j1", "-j2"] {
+            let both = Both::new(setup);
+            both.run(args, &[threads]);
+            let times = if args[0] == "-r" {
+                Times::Ignored
+            } else {
+                Times::Kept
+            };
+            both.same(&format!("cp {args:?} {threads}"), times);
+        }
+    }
+}

@@ -140,6 +140,7 @@ pub struct CopyOptions {
     same_file_system: bool,
     parents: bool,
     default_modes: bool,
+    attributes_only: bool,
     data: DataCopy,
     fd_budget: Option<usize>,
     report: Option<Arc<dyn Report>>,
@@ -158,6 +159,7 @@ impl fmt::Debug for CopyOptions {
             .field("same_file_system", &self.same_file_system)
             .field("parents", &self.parents)
             .field("default_modes", &self.default_modes)
+            .field("attributes_only", &self.attributes_only)
             .field("data", &self.data)
             .field("fd_budget", &self.fd_budget)
             .finish_non_exhaustive()
@@ -185,6 +187,7 @@ impl CopyOptions {
             same_file_system: false,
             parents: false,
             default_modes: false,
+            attributes_only: false,
             data: DataCopy::default(),
             fd_budget: None,
             report: None,
@@ -257,6 +260,26 @@ impl CopyOptions {
     /// `--no-preserve=mode`); without [`Preserve::mode`] only.
     pub fn default_modes(mut self, yes: bool) -> Self {
         self.default_modes = yes;
+        self
+    }
+
+    /// Copy no data (GNU cp's `--attributes-only`): each file is made, empty, or an
+    /// existing one left with its contents, and given the attributes kept (mode,
+    /// owner, times, extended attributes, as [`CopyOptions::preserve`] says); links,
+    /// fifos and directories are made as in any copy.
+    ///
+    /// ```
+    /// let tmp = tempfile::tempdir()?;
+    /// let src = tmp.path().join("src");
+    /// std::fs::create_dir(&src)?;
+    /// std::fs::write(src.join("f"), b"data")?;
+    /// let opts = ftw::CopyOptions::archive().attributes_only(true);
+    /// ftw::copy_tree(&src, tmp.path().join("dst"), &opts).into_result()?;
+    /// assert_eq!(std::fs::read(tmp.path().join("dst/f"))?, b"");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn attributes_only(mut self, yes: bool) -> Self {
+        self.attributes_only = yes;
         self
     }
 
@@ -1284,6 +1307,15 @@ impl<'a> Shared<'a> {
                 if d.file_type() != FileType::File {
                     // A link (never written through), a fifo...: replaced.
                     reopen().map_err(|e| context("cannot create regular file", e))?
+                } else if self.opts.attributes_only {
+                    // Its contents left as they are (no O_TRUNC), as GNU cp leaves them.
+                    match at.dst_dir.open_file_at(at.dst_name, false) {
+                        Ok(f) => f,
+                        Err(_) if self.opts.force => {
+                            reopen().map_err(|e| context("cannot create regular file", e))?
+                        }
+                        Err(e) => return Err(context("cannot open for writing", e)),
+                    }
                 } else {
                     match at.dst_dir.open_file_write_at(at.dst_name) {
                         Ok(f) => f,
@@ -1296,7 +1328,11 @@ impl<'a> Shared<'a> {
             }
             Err(e) => return Err(context("cannot create regular file", e)),
         };
-        let n = self.copy_data(at, src, &dst, meta)?;
+        let n = if self.opts.attributes_only {
+            0
+        } else {
+            self.copy_data(at, src, &dst, meta)?
+        };
         self.progress.bytes.fetch_add(n, Ordering::Relaxed);
         let p = self.opts.preserve;
         let mut owned = true;
