@@ -236,9 +236,9 @@ impl Report for CliReport {
             return;
         }
         let buf = out.buf();
-        buf.extend_from_slice(crate::term::quote(src).as_bytes());
+        buf.extend_from_slice(shell_quote(src).as_bytes());
         buf.extend_from_slice(b" -> ");
-        buf.extend_from_slice(crate::term::quote(dst).as_bytes());
+        buf.extend_from_slice(shell_quote(dst).as_bytes());
         buf.push(b'\n');
         if let Err(c) = out.end_record() {
             self.closed(c);
@@ -261,6 +261,80 @@ impl CliReport {
             report(b"standard output", &crate::msg::describe(&e));
         }
     }
+}
+
+/// A name as GNU cp's `-v` quotes it (gnulib's shell-escape-always style), so that
+/// a shell reads it back: `'a b'`; `"it's"` where a double quote is as plain; else
+/// `'it'\''s'`; bytes that are not printable text as `$'\n'`, `$'\377'` between the
+/// quoted parts (`'new'$'\n''line'`).
+fn shell_quote(name: &[u8]) -> String {
+    enum Unit {
+        Text(char),
+        Byte(u8),
+    }
+    let mut units = Vec::with_capacity(name.len());
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                let mut b = [0u8; 4];
+                units.extend(c.encode_utf8(&mut b).bytes().map(Unit::Byte));
+            } else {
+                units.push(Unit::Text(c));
+            }
+        }
+        units.extend(chunk.invalid().iter().map(|&b| Unit::Byte(b)));
+    }
+    let plain = units.iter().all(|u| matches!(u, Unit::Text(_)));
+    let quote = units.iter().any(|u| matches!(u, Unit::Text('\'')));
+    let double_safe = units
+        .iter()
+        .all(|u| matches!(u, Unit::Text(c) if !"\"$`\\!".contains(*c)));
+    if plain && quote && double_safe {
+        let text: String = units
+            .iter()
+            .filter_map(|u| match u {
+                Unit::Text(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        return format!("\"{text}\"");
+    }
+    // In a '...' part (true) or a $'...' part (false).
+    let mut out = String::from("'");
+    let mut quoted = true;
+    for u in &units {
+        match u {
+            Unit::Text(c) => {
+                if !quoted {
+                    out.push_str("''");
+                    quoted = true;
+                }
+                if *c == '\'' {
+                    out.push_str("'\\''");
+                } else {
+                    out.push(*c);
+                }
+            }
+            Unit::Byte(b) => {
+                if quoted {
+                    out.push_str("'$'");
+                    quoted = false;
+                }
+                match b {
+                    7 => out.push_str("\\a"),
+                    8 => out.push_str("\\b"),
+                    9 => out.push_str("\\t"),
+                    10 => out.push_str("\\n"),
+                    11 => out.push_str("\\v"),
+                    12 => out.push_str("\\f"),
+                    13 => out.push_str("\\r"),
+                    _ => out.push_str(&format!("\\{b:03o}")),
+                }
+            }
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// A usage error of cp's: said, status 2.

@@ -13,6 +13,7 @@ use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Command;
@@ -682,7 +683,7 @@ fn cp_refuses_backups_prompts_and_contexts() {
         .current_dir(tmp.path()));
     assert_eq!(
         (r.code, r.stdout.as_slice()),
-        (0, &b"f -> out/f\n"[..]),
+        (0, &b"'f' -> 'out/f'\n"[..]),
         "{}",
         r.stderr
     );
@@ -1140,5 +1141,55 @@ fn cp_attributes_only_makes_files_without_data_as_gnu_cp() {
             };
             both.same(&format!("cp {args:?} {threads}"), times);
         }
+    }
+}
+
+#[test]
+fn cp_v_quotes_names_as_gnu_cp_v() {
+    let names: &[&[u8]] = &[
+        b"plain",
+        b"a b",
+        b"it's",
+        b"it's$x",
+        b"'",
+        b"x\"y",
+        b"new\nline",
+        b"\nlead",
+        b"tab\tx",
+        b"bad\xff",
+        "\u{e9}t\u{e9}".as_bytes(),
+        b"a$b*",
+    ];
+    let both = Both::new(|d| {
+        std::fs::create_dir_all(d.join("src/sub")).unwrap();
+        std::fs::create_dir(d.join("out")).unwrap();
+        for n in names {
+            std::fs::write(d.join("src/sub").join(OsStr::from_bytes(n)), b"x").unwrap();
+        }
+    });
+    for args in [&["-v", "-j1"][..], &["-v", "-j1", "-a"]] {
+        let g = run(Command::new("cp")
+            .args(&args[..1])
+            .args(&args[2..])
+            .args(["-r", "src", "out"])
+            .env("LC_ALL", "C.UTF-8")
+            .current_dir(&both.gnu));
+        let o = run(Command::new(ftw_bin())
+            .arg("cp")
+            .args(args)
+            .args(["-r", "src", "out"])
+            .env("LC_ALL", "C.UTF-8")
+            .current_dir(&both.ftw));
+        assert_eq!((g.code, o.code), (0, 0), "{} {}", g.stderr, o.stderr);
+        let sorted = |b: &[u8]| {
+            let mut l: Vec<Vec<u8>> = b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect();
+            l.sort();
+            l
+        };
+        assert_eq!(
+            String::from_utf8_lossy(&sorted(&o.stdout).join(&b'\n')),
+            String::from_utf8_lossy(&sorted(&g.stdout).join(&b'\n')),
+            "cp {args:?}: -v lines differ"
+        );
     }
 }

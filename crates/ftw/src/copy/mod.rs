@@ -323,7 +323,8 @@ pub trait Report: Send + Sync {
         false
     }
 
-    /// The entry `src` was copied as `dst` (a directory when it is made).
+    /// The entry `src` was copied as `dst` (a directory when it is made, not when the
+    /// copy merges into one there).
     fn copied(&self, src: &[u8], dst: &[u8], file_type: FileType) {
         let _ = (src, dst, file_type);
     }
@@ -623,6 +624,16 @@ impl<'a> Shared<'a> {
         }
     }
 
+    /// A directory copied: counted; told to the [`Report`] only where it was made, not
+    /// merged into (GNU cp's `-v` says nothing of a directory already there).
+    fn dir_copied(&self, src: &[u8], dst: &[u8], node: &Node) {
+        if node.made {
+            self.copied(src, dst, FileType::Dir);
+        } else {
+            self.progress.copied.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Keeps `dir` as `node`'s handle, closing the oldest others past the budget.
     fn keep(&self, node: &Arc<Node>, dir: Arc<Dir>) {
         let mut slot = node.handle.lock().unwrap_or_else(|e| e.into_inner());
@@ -834,7 +845,7 @@ impl<'a> Shared<'a> {
                 self.fail(dst_b, 0, e);
             }
         }
-        self.copied(src_b, dst_b, FileType::Dir);
+        self.dir_copied(src_b, dst_b, &node);
         self.dst_roots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -1579,7 +1590,7 @@ impl Copier<'_, '_> {
         if let Some(made) =
             shared.make_dir(&parent, Some(node.clone()), name, &m, &dst_path, e.depth())
         {
-            shared.copied(&src_path, &dst_path, FileType::Dir);
+            shared.dir_copied(&src_path, &dst_path, &made);
             shared.finish_dir(&made, &dst_path, e.depth());
             shared.close(&made);
         }
@@ -1659,7 +1670,7 @@ impl Visitor for Copier<'_, '_> {
                     );
                 }
             }
-            shared.copied(ev.path(), &dst_path, FileType::Dir);
+            shared.dir_copied(ev.path(), &dst_path, &node);
             Some(node)
         })();
         self.dst_path = dst_path;
