@@ -140,13 +140,22 @@ pub struct CpArgs {
     no_clobber: bool,
 
     /// Replace only the files older than their source (older), none, or all.
-    #[arg(long = "update", value_name = "WHICH", num_args = 0..=1, require_equals = true,
+    #[arg(short = 'u', long = "update", value_name = "WHICH", num_args = 0..=1, require_equals = true,
           default_missing_value = "older", value_enum)]
     update: Option<UpdateArg>,
 
     /// Where an existing file cannot be opened for writing, remove it and copy again.
     #[arg(short = 'f', long = "force")]
     force: bool,
+
+    /// Remove each existing destination file before copying it (rather than
+    /// overwriting it in place: its other hard links keep the old contents).
+    #[arg(long = "remove-destination")]
+    remove_destination: bool,
+
+    /// Remove the trailing slashes of each SOURCE.
+    #[arg(long = "strip-trailing-slashes")]
+    strip_trailing_slashes: bool,
 
     /// Do not go into directories on other file systems (they are made, empty).
     #[arg(short = 'x', long = "one-file-system")]
@@ -380,6 +389,18 @@ fn apply(p: &mut Preserve, list: &str, on: bool) -> Result<(), String> {
 /// The (SOURCE, copy) pairs the arguments ask for, as GNU cp decides them.
 fn pairs(args: &CpArgs) -> Result<Vec<(PathBuf, PathBuf)>, (String, u8)> {
     let mut paths: Vec<PathBuf> = args.paths.iter().map(PathBuf::from).collect();
+    if args.strip_trailing_slashes {
+        // Each SOURCE's; DEST (the last, without -t) keeps its own.
+        let n = paths.len() - usize::from(args.target_directory.is_none());
+        for p in &mut paths[..n] {
+            let b = crate::os::bytes(p.as_os_str());
+            let end = b
+                .iter()
+                .rposition(|&c| c != b'/')
+                .map_or(1.min(b.len()), |i| i + 1);
+            *p = PathBuf::from(ftw::sys::bytes_to_os(&b[..end]));
+        }
+    }
     let into = |dir: &Path, src: &Path| -> PathBuf {
         if args.parents {
             // The library makes the SOURCE's path below DIR.
@@ -532,6 +553,7 @@ pub fn run(args: CpArgs) -> ExitCode {
         .parents(args.parents)
         .default_modes(default_modes)
         .attributes_only(args.attributes_only)
+        .remove_destination(args.remove_destination)
         .reflink(match args.reflink {
             ReflinkArg::Auto => Reflink::Auto,
             ReflinkArg::Always => Reflink::Always,

@@ -1193,3 +1193,41 @@ fn cp_v_quotes_names_as_gnu_cp_v() {
         );
     }
 }
+
+#[test]
+fn cp_l_onto_existing_files_u_remove_destination_and_strip_trailing_slashes_as_gnu_cp() {
+    let setup = |d: &Path| {
+        std::fs::create_dir_all(d.join("src/sub")).unwrap();
+        std::fs::create_dir_all(d.join("out/src/sub")).unwrap();
+        std::fs::write(d.join("src/f"), b"new").unwrap();
+        std::fs::write(d.join("src/sub/g"), b"new").unwrap();
+        // An existing copy older than its source, one linked to the source already,
+        // one with another name (a hard link) outside.
+        std::fs::write(d.join("out/src/f"), b"old").unwrap();
+        std::fs::hard_link(d.join("src/sub/g"), d.join("out/src/sub/g")).unwrap();
+        std::fs::write(d.join("out/h"), b"old").unwrap();
+        std::fs::hard_link(d.join("out/h"), d.join("out/h-too")).unwrap();
+    };
+    for args in [
+        &["-l", "src/f", "out/src/f"][..],
+        &["-rl", "src", "out"],
+        &["-rlf", "src", "out"],
+        &["-rl", "--remove-destination", "src", "out"],
+        &["-rlu", "src", "out"],
+        &["-rln", "src", "out"],
+        &["-l", "src/f", "out/h"],
+        &["src/f", "out/h"],
+        &["--remove-destination", "src/f", "out/h"],
+        &["-u", "src/f", "out/h"],
+        &["-r", "--strip-trailing-slashes", "src///", "out/stripped"],
+        &["-r", "--strip-trailing-slashes", "src/", "out"],
+    ] {
+        let both = Both::new(setup);
+        // The copy's times against the sources' (fixed in 2009): newer, then older.
+        let r = both.run(args, &[]);
+        both.same(&format!("cp {args:?}"), Times::Ignored);
+        if args[0] == "-l" && args[2] == "out/src/f" {
+            assert!(r.stderr.contains("File exists"), "{}", r.stderr);
+        }
+    }
+}

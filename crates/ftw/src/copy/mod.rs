@@ -141,6 +141,7 @@ pub struct CopyOptions {
     parents: bool,
     default_modes: bool,
     attributes_only: bool,
+    remove_destination: bool,
     data: DataCopy,
     fd_budget: Option<usize>,
     report: Option<Arc<dyn Report>>,
@@ -160,6 +161,7 @@ impl fmt::Debug for CopyOptions {
             .field("parents", &self.parents)
             .field("default_modes", &self.default_modes)
             .field("attributes_only", &self.attributes_only)
+            .field("remove_destination", &self.remove_destination)
             .field("data", &self.data)
             .field("fd_budget", &self.fd_budget)
             .finish_non_exhaustive()
@@ -188,6 +190,7 @@ impl CopyOptions {
             parents: false,
             default_modes: false,
             attributes_only: false,
+            remove_destination: false,
             data: DataCopy::default(),
             fd_budget: None,
             report: None,
@@ -236,6 +239,15 @@ impl CopyOptions {
     /// made again (`cp -f`).
     pub fn force(mut self, yes: bool) -> Self {
         self.force = yes;
+        self
+    }
+
+    /// An existing destination file is removed before it is copied again, rather than
+    /// opened and overwritten (`cp --remove-destination`): its other hard links keep
+    /// the old contents. With [`CopyOptions::link_files`], as [`CopyOptions::force`],
+    /// an existing file is replaced by the link.
+    pub fn remove_destination(mut self, yes: bool) -> Self {
+        self.remove_destination = yes;
         self
     }
 
@@ -1151,15 +1163,41 @@ impl<'a> Shared<'a> {
 
     /// `cp -l`: links `at` to its source.
     fn link_file(&self, at: &At<'_>, follow: bool) {
-        let r = self.replacing(at, None, |_| {
+        let link = || {
             at.src_dir
                 .hard_link_at(at.name, at.dst_dir, at.dst_name, follow)
-        });
+        };
+        let r = match link() {
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => self.link_over(at, follow, link),
+            r => r,
+        };
         match r {
             Ok(()) => self.copied(at.src_path, at.dst_path, FileType::File),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => self.fail(at.dst_path, at.depth, context("cannot create hard link", e)),
         }
+    }
+
+    /// `cp -l` where the destination exists, as GNU cp: already the source's inode,
+    /// left (no error); else kept as `-n` or `--update` say, or replaced with `-f` or
+    /// `--remove-destination`, or an error ("File exists").
+    fn link_over(
+        &self,
+        at: &At<'_>,
+        follow: bool,
+        link: impl Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        let src = at.src_dir.stat_at(at.name, StatMask::ALL, follow)?;
+        let d = at.dst_dir.stat_at(at.dst_name, StatMask::ID, false)?;
+        if (src.dev, src.ino) == (d.dev, d.ino) {
+            return Err(io::Error::from(ErrorKind::Interrupted));
+        }
+        self.may_replace(at, Some(&src))?;
+        if !(self.opts.force || self.opts.remove_destination) {
+            return Err(io::Error::new(ErrorKind::AlreadyExists, "File exists"));
+        }
+        at.dst_dir.unlink_at(at.dst_name)?;
+        link()
     }
 
     /// Makes a destination entry with `make`; where one is there already, decides as
@@ -1315,7 +1353,7 @@ impl<'a> Shared<'a> {
                     at.dst_dir.unlink_at(at.dst_name)?;
                     at.dst_dir.create_file_at(at.dst_name, self.new_mode(meta))
                 };
-                if d.file_type() != FileType::File {
+                if d.file_type() != FileType::File || self.opts.remove_destination {
                     // A link (never written through), a fifo...: replaced.
                     reopen().map_err(|e| context("cannot create regular file", e))?
                 } else if self.opts.attributes_only {
