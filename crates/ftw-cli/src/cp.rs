@@ -386,6 +386,11 @@ fn apply(p: &mut Preserve, list: &str, on: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `b` separates names in a path: `/`, and on Windows `\\` too.
+fn is_sep(b: u8) -> bool {
+    b == b'/' || (cfg!(windows) && b == b'\\')
+}
+
 /// The (SOURCE, copy) pairs the arguments ask for, as GNU cp decides them.
 fn pairs(args: &CpArgs) -> Result<Vec<(PathBuf, PathBuf)>, (String, u8)> {
     let mut paths: Vec<PathBuf> = args.paths.iter().map(PathBuf::from).collect();
@@ -396,7 +401,7 @@ fn pairs(args: &CpArgs) -> Result<Vec<(PathBuf, PathBuf)>, (String, u8)> {
             let b = crate::os::bytes(p.as_os_str());
             let end = b
                 .iter()
-                .rposition(|&c| c != b'/')
+                .rposition(|&c| !is_sep(c))
                 .map_or(1.min(b.len()), |i| i + 1);
             *p = PathBuf::from(ftw::sys::bytes_to_os(&b[..end]));
         }
@@ -409,8 +414,8 @@ fn pairs(args: &CpArgs) -> Result<Vec<(PathBuf, PathBuf)>, (String, u8)> {
         // The SOURCE's last name as written ('a/.' ends in '.'): '.', '..' or none
         // ('/') puts what is in it into DIR itself, as GNU cp does.
         let bytes = crate::os::bytes(src.as_os_str());
-        let end = bytes.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
-        let last = bytes[..end].rsplit(|&b| b == b'/').next().unwrap_or(b"");
+        let end = bytes.iter().rposition(|&b| !is_sep(b)).map_or(0, |i| i + 1);
+        let last = bytes[..end].rsplit(|&b| is_sep(b)).next().unwrap_or(b"");
         match last {
             b"" | b"." | b".." => dir.to_path_buf(),
             _ => dir.join(ftw::sys::bytes_to_os(last)),
@@ -449,7 +454,9 @@ fn pairs(args: &CpArgs) -> Result<Vec<(PathBuf, PathBuf)>, (String, u8)> {
         return Err((format!("target {}: not a directory", quoted(&dest)), 1));
     }
     // 'DEST/' names a directory: a new one for a directory SOURCE, never a file.
-    let slash = crate::os::bytes(dest.as_os_str()).ends_with(b"/");
+    let slash = crate::os::bytes(dest.as_os_str())
+        .last()
+        .is_some_and(|&b| is_sep(b));
     if slash && !paths[0].is_dir() {
         return Err((
             format!(

@@ -843,3 +843,65 @@ fn rm_under_wine_never_removes_what_a_unix_link_leads_to() {
         "{err}"
     );
 }
+
+/// Each file below `root` with its contents, and each directory, as `rel: contents`
+/// (sorted), read on Linux.
+fn contents(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let rel = e.path().strip_prefix(root).unwrap().display().to_string();
+            if e.file_type().unwrap().is_dir() {
+                out.push(format!("{rel}/"));
+                todo.push(e.path());
+            } else {
+                let data = std::fs::read(e.path()).unwrap();
+                out.push(format!("{rel}: {}", String::from_utf8_lossy(&data)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_windows_build_copies_a_tree_and_splits_paths_at_backslashes() {
+    if !can_run() {
+        return;
+    }
+    let tmp = tree();
+    let t = tmp.path().join("t");
+    let want = contents(&t);
+    // A new directory, named with a trailing backslash (a directory to make).
+    let fresh = tmp.path().join("fresh");
+    let out = wine_ftw(&["cp", "-a", &z(&t), &format!("{}\\", z(&fresh))]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(contents(&fresh), want, "cp -a T FRESH\\");
+    // Into an existing directory, written with a trailing backslash: DEST\t.
+    let into = tmp.path().join("into");
+    std::fs::create_dir(&into).unwrap();
+    let out = wine_ftw(&["cp", &z(&t), &format!("{}\\", z(&into))]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(contents(&into.join("t")), want, "cp T INTO\\");
+    // A file by a relative path with backslashes, into -t DIR: DIR\name.
+    let out = wine_ftw_in(&t, &["cp", "-v", "-t", &z(&into), "Grüße\\straße.txt"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(into.join("straße.txt")).unwrap(),
+        b"Gr\xc3\xbc\xc3\x9fe/stra\xc3\x9fe.txt"
+    );
+}

@@ -1436,18 +1436,29 @@ fn context(what: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{what}: {}", crate::walk::describe(&e)))
 }
 
+/// Whether `b` separates names in a path: `/`, and on Windows `\` too.
+fn is_sep(b: u8) -> bool {
+    b == b'/' || (cfg!(windows) && b == b'\\')
+}
+
 /// A path's parent directory (`.` for a bare name) and last name; `None` for a path
-/// with no name (`/`, `..`).
+/// with no name (`/`, `..`, on Windows `C:\`). On Windows `\` separates names as `/`
+/// does, and the parent of `C:\x` is `C:\`, not `C:` (the drive's current directory).
 fn split(path: &Path) -> Option<(std::path::PathBuf, CString)> {
     let bytes = crate::walk::path_to_bytes(path);
-    let end = bytes.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
+    let end = bytes.iter().rposition(|&b| !is_sep(b)).map_or(0, |i| i + 1);
     let trimmed = &bytes[..end];
-    let (parent, name): (&[u8], &[u8]) = match trimmed.iter().rposition(|&b| b == b'/') {
-        Some(0) => (b"/", &trimmed[1..]),
+    let (parent, name): (&[u8], &[u8]) = match trimmed.iter().rposition(|&b| is_sep(b)) {
+        Some(0) => (&trimmed[..1], &trimmed[1..]),
+        // `C:\x`: the root of the drive, separator kept.
+        Some(i) if cfg!(windows) && trimmed[..i].ends_with(b":") => {
+            (&trimmed[..=i], &trimmed[i + 1..])
+        }
         Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
         None => (b".", trimmed),
     };
-    if name.is_empty() || name == b"." || name == b".." {
+    let drive = cfg!(windows) && name.ends_with(b":");
+    if name.is_empty() || name == b"." || name == b".." || drive {
         return None;
     }
     Some((bytes_to_path(parent.to_vec()), CString::new(name).ok()?))
@@ -1579,7 +1590,7 @@ impl Copier<'_, '_> {
             return;
         }
         let src_path = crate::walk::path_to_bytes(err.path());
-        let Some(name) = src_path.rsplit(|&b| b == b'/').next() else {
+        let Some(name) = src_path.rsplit(|&b| is_sep(b)).next() else {
             return;
         };
         let Ok(name) = CString::new(name) else { return };

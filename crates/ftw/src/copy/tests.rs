@@ -253,3 +253,16 @@ fn copy_dir_all_copies_and_says_what_failed() {
     let err = copy_dir_all(src.join("a/f"), tmp.path().join("x")).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotADirectory);
 }
+
+#[test]
+fn split_finds_the_parent_and_the_last_name() {
+    let name = |p: &str| split(Path::new(p)).map(|(d, n)| (d, n.into_string().unwrap()));
+    assert_eq!(name("a/b/"), Some((PathBuf::from("a"), "b".into())));
+    assert_eq!(name("/x"), Some((PathBuf::from("/"), "x".into())));
+    assert_eq!(name("x"), Some((PathBuf::from("."), "x".into())));
+    assert_eq!(name("a/.."), None);
+    assert_eq!(name("/"), None);
+    // `\` is a name's byte here (Linux), a separator on Windows (the same code, built
+    // for Windows, is tested under wine by tests/windows.rs).
+    assert_eq!(name("a\\b"), Some((PathBuf::from("."), "a\\b".into())));
+}
