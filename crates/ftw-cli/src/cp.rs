@@ -10,7 +10,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -346,6 +347,50 @@ fn shell_quote(name: &[u8]) -> String {
     out
 }
 
+/// The progress line: entries and bytes copied, the rate, and once the sources are
+/// counted (`total`: entries, bytes) how much of them and the time left, from the
+/// rate so far.
+fn progress_line(n: u64, bytes: u64, total: Option<(u64, u64)>, elapsed: Duration) -> String {
+    let human = |b: u64| crate::size::Format::HUMAN.show(b);
+    let rate = bytes as f64 / elapsed.as_secs_f64().max(1e-3);
+    let Some((all, all_bytes)) = total else {
+        return format!(
+            "ftw cp: {} copied, {} ({}/s), {:.0} s",
+            progress::count(n),
+            human(bytes),
+            human(rate as u64),
+            elapsed.as_secs_f64()
+        );
+    };
+    // By the bytes where there are any to copy, else by the entries.
+    let left = if all_bytes > 0 && bytes > 0 {
+        Some(all_bytes.saturating_sub(bytes) as f64 / rate)
+    } else if all_bytes == 0 && n > 0 {
+        let per = elapsed.as_secs_f64() / n as f64;
+        Some(all.saturating_sub(n) as f64 * per)
+    } else {
+        None
+    };
+    let left = match left {
+        Some(s) if s >= 3600.0 => format!(
+            ", {}h{:02}m left",
+            (s / 3600.0) as u64,
+            (s % 3600.0 / 60.0) as u64
+        ),
+        Some(s) if s >= 60.0 => format!(", {}m{:02}s left", (s / 60.0) as u64, (s % 60.0) as u64),
+        Some(s) => format!(", {} s left", s.ceil() as u64),
+        None => String::new(),
+    };
+    format!(
+        "ftw cp: {} of {} copied, {} of {} ({}/s){left}",
+        progress::count(n),
+        progress::count(all),
+        human(bytes),
+        human(all_bytes),
+        human(rate as u64),
+    )
+}
+
 /// A usage error of cp's: said, status 2.
 fn usage(reason: &str) -> ExitCode {
     report(b"cp", reason);
@@ -588,16 +633,30 @@ pub fn run(args: CpArgs) -> ExitCode {
     }
     let printing_here = args.verbose && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let shown = counts.clone();
-    let line = Progress::start(!args.quiet && !printing_here, move |elapsed| {
-        let n = shown.copied();
-        let bytes = shown.bytes();
-        format!(
-            "ftw cp: {} copied, {} bytes ({}/s), {:.1} s",
-            progress::count(n),
-            progress::count(bytes),
-            progress::rate(bytes, elapsed),
-            elapsed.as_secs_f64()
-        )
+    let wanted = !args.quiet && !printing_here;
+    // The total, for the time left: a count of the sources (their sizes, every name
+    // of a file) made beside the copy on one thread, only where the line is shown.
+    let total = Arc::new(OnceLock::new());
+    if wanted && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let roots: Vec<PathBuf> = pairs.iter().map(|(s, _)| s.clone()).collect();
+        let usage = ftw::usage::UsageOptions::new()
+            .threads(1)
+            .count_links(true)
+            .same_file_system(args.one_file_system)
+            .follow_links(dereference == Dereference::Always)
+            .follow_roots(dereference == Dereference::Roots)
+            .on_error(|_| {});
+        let total = total.clone();
+        // Detached: a copy done first does not wait for the count.
+        let _ = std::thread::Builder::new()
+            .name("ftw cp count".into())
+            .spawn(move || {
+                let u = ftw::usage::disk_usage(&roots, &usage);
+                let _ = total.set((u.total.inodes, u.total.apparent));
+            });
+    }
+    let line = Progress::start(wanted, move |elapsed| {
+        progress_line(shown.copied(), shown.bytes(), total.get().copied(), elapsed)
     });
     let summary = ftw::copy::copy_trees(pairs, &opts);
     line.finish();
@@ -620,5 +679,38 @@ pub fn run(args: CpArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_says_the_time_left_once_the_total_is_known() {
+        let ten = Duration::from_secs(10);
+        let before = progress_line(1500, 100_000_000, None, ten);
+        assert!(before.contains("1.5k copied"), "{before}");
+        assert!(!before.contains("left"), "{before}");
+        // A quarter of the bytes in 10 s: 30 s left.
+        let line = progress_line(1500, 100_000_000, Some((6000, 400_000_000)), ten);
+        assert!(line.contains("1.5k of 6.0k"), "{line}");
+        assert!(line.ends_with(", 30 s left"), "{line}");
+        // Empty files only: by the entries.
+        let line = progress_line(100, 0, Some((400, 0)), ten);
+        assert!(line.ends_with(", 30 s left"), "{line}");
+        let line = progress_line(1, 1, Some((2, 10_000_000)), ten);
+        assert!(line.contains("h") && line.ends_with("m left"), "{line}");
+    }
+
+    #[test]
+    fn names_are_quoted_as_gnu_cp_v_quotes_them() {
+        assert_eq!(shell_quote(b"a b"), "'a b'");
+        assert_eq!(shell_quote(b"it's"), "\"it's\"");
+        assert_eq!(shell_quote(b"it's$x"), "'it'\\''s$x'");
+        assert_eq!(shell_quote(b"new\nline"), "'new'$'\\n''line'");
+        assert_eq!(shell_quote(b"\nlead"), "''$'\\n''lead'");
+        assert_eq!(shell_quote(b"q-\xff"), "'q-'$'\\377'");
+        assert_eq!(shell_quote(b""), "''");
     }
 }

@@ -1216,3 +1216,38 @@ fn the_progress_line_leaves_messages_whole_and_nothing_behind() {
         );
     }
 }
+
+#[test]
+fn cp_shows_its_progress_with_the_time_left_on_a_terminal_and_none_piped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    // Enough to last past the line's first 300 ms: many files, and data written.
+    for i in 0..5_000 {
+        std::fs::write(src.join(format!("f{i}")), [b'x'; 100]).unwrap();
+    }
+    let big = std::fs::File::create(src.join("big")).unwrap();
+    big.set_len(256 << 20).unwrap();
+    drop(big);
+    let bin = ftw_bin();
+    let cmd = format!(
+        "{} cp -j1 --sparse=never {} {}",
+        sh(bin.as_os_str().as_encoded_bytes()),
+        sh(src.as_os_str().as_encoded_bytes()),
+        sh(tmp.path().join("on-tty").as_os_str().as_encoded_bytes())
+    );
+    let Some((out, code)) = on_terminal(&cmd, &[]) else {
+        return;
+    };
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&out));
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("ftw cp: "), "no progress line: {text:?}");
+    assert!(text.contains("/s)"), "no rate: {text:?}");
+    assert!(text.contains(" left"), "no time left: {text:?}");
+    // Piped: nothing but what cp says (nothing).
+    let r = run(Command::new(&bin)
+        .args(["cp", "-j1", "--sparse=never"])
+        .arg(&src)
+        .arg(tmp.path().join("piped")));
+    assert_eq!((r.code, r.stderr.as_str(), r.stdout.len()), (0, "", 0));
+}

@@ -957,7 +957,7 @@ impl<'a> Shared<'a> {
         }
     }
 
-    /// Copies a file's data: with `--reflink=auto`, `FICLONE` first, unless it was
+    /// Copies a file's data, counting its bytes as they move: with `--reflink=auto`, `FICLONE` first, unless it was
     /// refused already between the same two file systems (then never asked again:
     /// one call per file saved where it cannot be had, as on ext4).
     fn copy_data(
@@ -978,7 +978,10 @@ impl<'a> Shared<'a> {
                 .contains(&key);
             if !refused {
                 match sys::reflink(src, dst) {
-                    Ok(()) => return Ok(meta.size),
+                    Ok(()) => {
+                        self.progress.bytes.fetch_add(meta.size, Ordering::Relaxed);
+                        return Ok(meta.size);
+                    }
                     // EXDEV, EINVAL, ENOTTY, EOPNOTSUPP: not between these two.
                     Err(e)
                         if matches!(e.raw_os_error(), Some(18 | 22 | 25 | 95))
@@ -993,7 +996,7 @@ impl<'a> Shared<'a> {
                 }
             }
         }
-        sys::copy_data(src, dst, meta.size, meta.blocks, &how)
+        sys::copy_data_counted(src, dst, meta.size, meta.blocks, &how, &self.progress.bytes)
             .map_err(|e| context("cannot copy the data", e))
     }
 
@@ -1377,12 +1380,10 @@ impl<'a> Shared<'a> {
             }
             Err(e) => return Err(context("cannot create regular file", e)),
         };
-        let n = if self.opts.attributes_only {
-            0
-        } else {
-            self.copy_data(at, src, &dst, meta)?
-        };
-        self.progress.bytes.fetch_add(n, Ordering::Relaxed);
+        // The bytes are counted as they move.
+        if !self.opts.attributes_only {
+            self.copy_data(at, src, &dst, meta)?;
+        }
         let p = self.opts.preserve;
         let mut owned = true;
         if p.ownership {

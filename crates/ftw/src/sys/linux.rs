@@ -12,7 +12,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 
 mod copy;
-pub use copy::{File, copy_data, reflink, umask};
+pub use copy::{File, copy_data, copy_data_counted, reflink, umask};
 
 /// An open directory: an owned file descriptor opened with `O_DIRECTORY | O_CLOEXEC`.
 /// Closed when dropped.

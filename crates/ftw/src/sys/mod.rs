@@ -58,7 +58,7 @@ pub use linux::*;
 #[cfg(any(not(target_os = "linux"), ftw_portable))]
 mod std_copy;
 #[cfg(any(not(target_os = "linux"), ftw_portable))]
-pub use std_copy::{File, copy_data, reflink, umask};
+pub use std_copy::{File, copy_data, copy_data_counted, reflink, umask};
 
 #[cfg(windows)]
 mod names;

@@ -539,6 +539,24 @@ pub fn copy_data(
     io::copy(&mut &src.file, &mut &dst.file)
 }
 
+/// [`copy_data`], adding the bytes it copied to `moved` once done.
+///
+/// # Errors
+///
+/// As [`copy_data`].
+pub fn copy_data_counted(
+    src: &File,
+    dst: &File,
+    size: u64,
+    blocks: u64,
+    how: &DataCopy,
+    moved: &std::sync::atomic::AtomicU64,
+) -> io::Result<u64> {
+    let n = copy_data(src, dst, size, blocks, how)?;
+    moved.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    Ok(n)
+}
+
 /// The file mode creation mask: where the system does not tell it without changing
 /// it, the usual 022 (none on Windows).
 pub fn umask() -> u32 {

@@ -12,6 +12,7 @@ use rustix::io::Errno;
 use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// An open file that is not a directory: a source opened for reading
 /// ([`Dir::open_file_at`]) or a destination made or opened for writing
@@ -572,9 +573,10 @@ pub fn reflink(src: &File, dst: &File) -> io::Result<()> {
     rfs::ioctl_ficlone(&dst.fd, &src.fd).map_err(cvt)
 }
 
-/// The biggest piece `copy_file_range` is asked for at once (the kernel caps a call
-/// at about 2 GiB anyway).
-const PIECE: usize = 1 << 30;
+/// The biggest piece `copy_file_range` is asked for at once: small enough for a
+/// progress display to move while a large file is copied, large enough that the
+/// calls cost nothing beside the data (the kernel caps a call at about 2 GiB anyway).
+const PIECE: usize = 64 << 20;
 
 /// The buffer of the read/write fallback.
 const BUF: usize = 256 * 1024;
@@ -606,6 +608,53 @@ pub fn copy_data(
     blocks: u64,
     how: &DataCopy,
 ) -> io::Result<u64> {
+    copy_data_counted(src, dst, size, blocks, how, &AtomicU64::new(0))
+}
+
+/// [`copy_data`], adding to `moved` as the data moves (each piece of at most
+/// 64 MiB; a hole when the copy passes it), for a progress display: once it returns,
+/// it has added the bytes it returns, no more (less on an error).
+///
+/// # Errors
+///
+/// As [`copy_data`].
+pub fn copy_data_counted(
+    src: &File,
+    dst: &File,
+    size: u64,
+    blocks: u64,
+    how: &DataCopy,
+    moved: &AtomicU64,
+) -> io::Result<u64> {
+    let mut m = Moved { to: moved, sum: 0 };
+    let n = copy_counted(src, dst, size, blocks, how, &mut m)?;
+    if n > m.sum {
+        m.add(n - m.sum);
+    }
+    Ok(n)
+}
+
+/// Bytes moved so far: added to a shared counter as they move.
+struct Moved<'a> {
+    to: &'a AtomicU64,
+    sum: u64,
+}
+
+impl Moved<'_> {
+    fn add(&mut self, n: u64) {
+        self.sum += n;
+        self.to.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+fn copy_counted(
+    src: &File,
+    dst: &File,
+    size: u64,
+    blocks: u64,
+    how: &DataCopy,
+    m: &mut Moved<'_>,
+) -> io::Result<u64> {
     if how.reflink != Reflink::Never && size > 0 {
         match rfs::ioctl_ficlone(&dst.fd, &src.fd) {
             Ok(()) => return Ok(size),
@@ -615,22 +664,22 @@ pub fn copy_data(
     }
     if size == 0 {
         // /proc and the like: a size of 0 says nothing; read to the end.
-        return read_write(src, dst, 0, u64::MAX, false);
+        return read_write(src, dst, 0, u64::MAX, false, m);
     }
     match how.sparse {
         Sparse::Always => {
-            let end = read_write(src, dst, 0, u64::MAX, true)?;
+            let end = read_write(src, dst, 0, u64::MAX, true, m)?;
             dst.set_len(end)?;
             Ok(end)
         }
-        Sparse::Auto if blocks.saturating_mul(512) < size => copy_extents(src, dst, size),
-        _ => copy_range(src, dst, 0, size),
+        Sparse::Auto if blocks.saturating_mul(512) < size => copy_extents(src, dst, size, m),
+        _ => copy_range(src, dst, 0, size, m),
     }
 }
 
 /// Copies the data extents of `src` below `size` (found with `SEEK_DATA` and
 /// `SEEK_HOLE`), leaving its holes holes, and sets the size.
-fn copy_extents(src: &File, dst: &File, size: u64) -> io::Result<u64> {
+fn copy_extents(src: &File, dst: &File, size: u64, m: &mut Moved<'_>) -> io::Result<u64> {
     let mut pos = 0u64;
     while pos < size {
         let data = match rfs::seek(&src.fd, SeekFrom::Data(pos)) {
@@ -639,7 +688,7 @@ fn copy_extents(src: &File, dst: &File, size: u64) -> io::Result<u64> {
             Err(Errno::NXIO) => break,
             // No SEEK_DATA here: every byte.
             Err(Errno::INVAL) | Err(Errno::OPNOTSUPP) if pos == 0 => {
-                return copy_range(src, dst, 0, size);
+                return copy_range(src, dst, 0, size, m);
             }
             Err(e) => return Err(cvt(e)),
         };
@@ -649,7 +698,7 @@ fn copy_extents(src: &File, dst: &File, size: u64) -> io::Result<u64> {
         let hole = rfs::seek(&src.fd, SeekFrom::Hole(data))
             .map_err(cvt)?
             .min(size);
-        copy_range(src, dst, data, hole - data)?;
+        copy_range(src, dst, data, hole - data, m)?;
         pos = hole;
     }
     dst.set_len(size)?;
@@ -659,7 +708,7 @@ fn copy_extents(src: &File, dst: &File, size: u64) -> io::Result<u64> {
 /// Copies `len` bytes at `off` in `src` to the same offset in `dst`: `copy_file_range`,
 /// or `read`/`write` where it is refused. A file that ends sooner (truncated meanwhile)
 /// ends the copy.
-fn copy_range(src: &File, dst: &File, off: u64, len: u64) -> io::Result<u64> {
+fn copy_range(src: &File, dst: &File, off: u64, len: u64, m: &mut Moved<'_>) -> io::Result<u64> {
     let (mut off_in, mut off_out) = (off, off);
     let end = off + len;
     while off_in < end {
@@ -672,11 +721,11 @@ fn copy_range(src: &File, dst: &File, off: u64, len: u64) -> io::Result<u64> {
             want,
         ) {
             Ok(0) => break,
-            Ok(_) => {}
+            Ok(n) => m.add(n as u64),
             Err(Errno::INTR) => {}
             Err(Errno::XDEV | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP | Errno::PERM)
             | Err(Errno::BADF | Errno::TXTBSY) => {
-                let done = read_write(src, dst, off_in, end - off_in, false)?;
+                let done = read_write(src, dst, off_in, end - off_in, false, m)?;
                 return Ok(off_in - off + done);
             }
             Err(e) => return Err(cvt(e)),
@@ -688,7 +737,14 @@ fn copy_range(src: &File, dst: &File, off: u64, len: u64) -> io::Result<u64> {
 /// Copies up to `len` bytes from offset `off` by `read` and `write` (`pread`,
 /// `pwrite`); with `holes`, a block of zeros is skipped (a hole, once the size is
 /// set). Returns the bytes read (the end of the file, when it came first).
-fn read_write(src: &File, dst: &File, off: u64, len: u64, holes: bool) -> io::Result<u64> {
+fn read_write(
+    src: &File,
+    dst: &File,
+    off: u64,
+    len: u64,
+    holes: bool,
+    m: &mut Moved<'_>,
+) -> io::Result<u64> {
     let mut buf = vec![0u8; BUF];
     let mut pos = off;
     let end = off.saturating_add(len);
@@ -699,7 +755,7 @@ fn read_write(src: &File, dst: &File, off: u64, len: u64, holes: bool) -> io::Re
             Ok(n) => n,
             Err(Errno::INTR) => continue,
             // A file of /proc that does not read at an offset: read in sequence.
-            Err(Errno::SPIPE) if pos == 0 => return stream(src, dst, &mut buf),
+            Err(Errno::SPIPE) if pos == 0 => return stream(src, dst, &mut buf, m),
             Err(e) => return Err(cvt(e)),
         };
         if holes {
@@ -707,13 +763,14 @@ fn read_write(src: &File, dst: &File, off: u64, len: u64, holes: bool) -> io::Re
         } else {
             write_all_at(dst, &buf[..n], pos)?;
         }
+        m.add(n as u64);
         pos += n as u64;
     }
     Ok(pos - off)
 }
 
 /// Copies what `read` gives until its end, by `read` and `write`.
-fn stream(src: &File, dst: &File, buf: &mut [u8]) -> io::Result<u64> {
+fn stream(src: &File, dst: &File, buf: &mut [u8], m: &mut Moved<'_>) -> io::Result<u64> {
     let mut total = 0u64;
     loop {
         let n = match rustix::io::read(&src.fd, &mut *buf) {
@@ -723,6 +780,7 @@ fn stream(src: &File, dst: &File, buf: &mut [u8]) -> io::Result<u64> {
             Err(e) => return Err(cvt(e)),
         };
         write_all_at(dst, &buf[..n], total)?;
+        m.add(n as u64);
         total += n as u64;
     }
 }
