@@ -22,8 +22,10 @@ export PATH="${PEERS:-/opt/peers}/bin:$PATH"
 out="$here/out"
 mkdir -p "$out" "$SCRATCH"
 
-(cd "$repo" && cargo build --release -q)
-export PATH="$repo/target/release:$PATH"
+(cd "$repo" && cargo build --release -q -p ftw-cli)
+# The binary just built, wherever cargo puts it (CARGO_TARGET_DIR too).
+export PATH="${CARGO_TARGET_DIR:-$repo/target}/release:$PATH"
+[[ $(command -v ftw) == "${CARGO_TARGET_DIR:-$repo/target}/release/ftw" ]] || { echo "ftw was not built" >&2; exit 1; }
 for t in cpz xcp hyperfine strace rsync; do
   command -v "$t" >/dev/null || { echo "missing $t: run ../shared/bench/setup-peers.sh" >&2; exit 1; }
 done
