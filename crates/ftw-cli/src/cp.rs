@@ -24,6 +24,9 @@ Examples:
   ftw cp -a --update src dest    only what is newer in src
   ftw cp -n -a src dest          leave every file that dest has already
   ftw cp -av --parents a/b/c d   makes d/a/b/c
+  ftw cp -a --attributes-only src dest
+                                 src's files in dest with their modes, owners
+                                 and times, but no data
 
 Directories are copied with everything in them, without -r or -R (both accepted).
 What goes where is GNU cp's rule: with one SOURCE and a DEST that is not a
@@ -35,6 +38,11 @@ times (to the nanosecond); -a keeps everything cp -a keeps: links as links, hard
 links as links (across the SOURCEs too), holes of sparse files, extended attributes
 and ACLs, fifos and devices. Without root, the owner is kept where the system allows
 and silently not otherwise, as cp does.
+
+On a terminal a long copy shows a line of what is copied, the rate, and, once the
+sources are counted (beside the copy), the total and the time left; -q hides it, and
+nothing is shown when standard error is not a terminal. -v prints each copy made as
+'SOURCE' -> 'DEST', names quoted as GNU cp quotes them.
 
 Every call works relative to directory handles, so a symbolic link put in place of a
 destination directory while ftw copies is never followed, and a link already in DEST
@@ -145,7 +153,8 @@ pub struct CpArgs {
           default_missing_value = "older", value_enum)]
     update: Option<UpdateArg>,
 
-    /// Where an existing file cannot be opened for writing, remove it and copy again.
+    /// Where an existing file cannot be opened for writing, remove it and copy again
+    /// (with -l: replace an existing file by the link).
     #[arg(short = 'f', long = "force")]
     force: bool,
 
@@ -187,11 +196,11 @@ pub struct CpArgs {
     #[arg(long = "parents")]
     parents: bool,
 
-    /// Print each copy made, as 'SOURCE -> DEST'.
+    /// Print each copy made, as 'SOURCE' -> 'DEST' (quoted as GNU cp quotes names).
     #[arg(short = 'v', long = "verbose")]
     verbose: bool,
 
-    /// No progress line on the terminal.
+    /// No progress line on the terminal (files, bytes, rate, time left).
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
 
