@@ -214,8 +214,10 @@ pub fn disk_usage<P: AsRef<Path>>(roots: &[P], options: &UsageOptions) -> DiskUs
         let walk = WalkBuilder::new(root)
             .follow_links(options.follow_links)
             .same_file_system(options.same_file_system)
-            // Told in du's order: what a worker does next is what is told next.
-            .first_subdirectory_first(run.order.is_some());
+            // Told in du's order: what a worker does next is what is told next. With
+            // nothing told below the roots (-s), no order to keep: a huge directory's
+            // parts are then shared among the workers.
+            .first_subdirectory_first(run.order.is_some() && options.max_depth > 0);
         // With one thread, du's order: depth first, each directory's entries as read,
         // a subdirectory walked where it is met.
         let _ = walk.threads(options.threads).run(counter);

@@ -155,6 +155,9 @@ pub(crate) struct Options {
     /// A parallel walk's workers take up a directory's subdirectories first first
     /// ([`WalkBuilder::first_subdirectory_first`]).
     pub(crate) first_sub_first: bool,
+    /// A huge directory's parts may go to idle workers
+    /// ([`WalkBuilder::share_huge_directories`]).
+    pub(crate) share_parts: bool,
     /// A sorted [`Walk`] reads ahead on `threads` workers (set by [`WalkBuilder::threads`]).
     pub(crate) read_ahead: bool,
     /// Settings only the crate's tests change.
@@ -196,6 +199,7 @@ impl WalkBuilder {
                 visitor_waits: false,
                 inode_order: false,
                 first_sub_first: false,
+                share_parts: true,
                 read_ahead: false,
                 hooks: Hooks::new(),
             },
@@ -427,6 +431,24 @@ impl WalkBuilder {
     /// ```
     pub fn first_subdirectory_first(mut self, yes: bool) -> Self {
         self.opts.first_sub_first = yes;
+        self
+    }
+
+    /// In a parallel walk, a huge directory (read in parts of 32,768 entries) has its
+    /// parts reported by whichever workers are idle, while the worker that reads it
+    /// reads on: the calls made for each entry (a `statx` for its size, an `unlinkat`)
+    /// are then spread over the cores even where one directory holds everything. Its
+    /// entries then reach several visitors at once, in no fixed order among parts, and
+    /// the directory is left once every part is done. Never with
+    /// [`first_subdirectory_first`](Self::first_subdirectory_first), whose order it
+    /// would break. On by default.
+    ///
+    /// ```
+    /// let walk = ftw::walk::WalkBuilder::new(".").threads(0).share_huge_directories(false);
+    /// # let _ = walk;
+    /// ```
+    pub fn share_huge_directories(mut self, yes: bool) -> Self {
+        self.opts.share_parts = yes;
         self
     }
 

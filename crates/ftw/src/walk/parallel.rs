@@ -153,6 +153,29 @@ struct DirJob<S> {
     root_dir: Option<Dir>,
 }
 
+/// What a worker of the pool runs: a directory to read, or a part of a huge one, read
+/// already, whose entries are to be reported.
+enum Job<S> {
+    Dir(DirJob<S>),
+    Part(Box<Part<S>>),
+}
+
+/// A part of a huge directory, read by the worker reading the directory and handed to
+/// an idle one ([`Options::share_parts`]): its entries, and what reporting them needs.
+struct Part<S> {
+    list: Listing,
+    node: Arc<Node<S>>,
+    /// The directory's handle (a part goes out only where it is shared).
+    handle: Arc<Handle>,
+    /// The directory's path.
+    path: Vec<u8>,
+    /// Its entries' depth.
+    depth: usize,
+    root_dev: u64,
+    has_dirs: bool,
+    sub_base: SubBase,
+}
+
 /// A worker's own things: its read buffer, its listing, its visitor.
 struct WorkerState<V> {
     buf: DirBuf,
@@ -361,7 +384,7 @@ impl ParallelWalk {
         let roots = self.roots.into_iter().map(|r| {
             let mut path = path_to_bytes(&r.path);
             path.push(0);
-            DirJob::<V::State> {
+            Job::Dir(DirJob::<V::State> {
                 parent: Parent(None),
                 base: None,
                 path,
@@ -371,7 +394,7 @@ impl ParallelWalk {
                 root_dev: 0,
                 parent_id: None,
                 root_dir: r.dir,
-            }
+            })
         });
         pool::run(
             roots,
@@ -381,14 +404,17 @@ impl ParallelWalk {
                 list: Listing::default(),
                 visitor: make_visitor(),
             },
-            |state, job, scope| run_job(&ctx, state, job, scope),
+            |state, job, scope| match job {
+                Job::Dir(job) => run_job(&ctx, state, job, scope),
+                Job::Part(part) => run_part(&ctx, state, *part, scope),
+            },
         )
     }
 }
 
 fn report<V: Visitor>(
     state: &mut WorkerState<V>,
-    scope: &Scope<'_, DirJob<V::State>>,
+    scope: &Scope<'_, Job<V::State>>,
     err: Error,
     dir: Option<&V::State>,
 ) {
@@ -424,7 +450,7 @@ fn run_job<V>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
     mut job: DirJob<V::State>,
-    scope: &Scope<'_, DirJob<V::State>>,
+    scope: &Scope<'_, Job<V::State>>,
 ) where
     V: Visitor,
     V::State: Send + Sync,
@@ -480,17 +506,42 @@ fn run_job<V>(
     // Subdirectories' jobs held back, to be pushed last first (so this worker, popping
     // the newest, takes the first first: see `Options::first_sub_first`).
     let mut held = Vec::new();
-    let Some(mut last_sub) = report_entries(
-        ctx,
-        state,
-        scope,
-        (&node, &at, has_dirs, &sub_base),
-        &mut held,
-    ) else {
-        scope.stop();
-        return;
-    };
-    while more {
+    // A part of a huge directory (but the last) goes to an idle worker where one is,
+    // and this one reads on: the calls made per entry are spread over the workers.
+    let share = opts.share_parts && !opts.first_sub_first;
+    let mut last_sub = None;
+    loop {
+        match &kept.handle {
+            Some(h) if more && share && scope.has_idle() => {
+                let part = Part {
+                    list: std::mem::take(&mut state.list),
+                    node: node.clone(),
+                    handle: h.clone(),
+                    path: own.to_vec(),
+                    depth,
+                    root_dev,
+                    has_dirs,
+                    sub_base: sub_base.clone(),
+                };
+                scope.push(Job::Part(Box::new(part)));
+            }
+            _ => {
+                let Some(sub) = report_entries(
+                    ctx,
+                    state,
+                    scope,
+                    (&node, &at, has_dirs, &sub_base),
+                    &mut held,
+                ) else {
+                    scope.stop();
+                    return;
+                };
+                last_sub = sub;
+            }
+        }
+        if !more {
+            break;
+        }
         // The part's names go with it: its last subdirectory's job gets a path of its
         // own, and jobs held back go out now.
         if let Some((last, link)) = last_sub.take() {
@@ -501,11 +552,11 @@ fn run_job<V>(
             if opts.first_sub_first {
                 held.push(job);
             } else {
-                scope.push(job);
+                scope.push(Job::Dir(job));
             }
         }
         for job in held.drain(..).rev() {
-            scope.push(job);
+            scope.push(Job::Dir(job));
         }
         let read;
         (read, more) = scope.io(|| read_listing(opts, state, at.dir.expect("kept")));
@@ -513,17 +564,6 @@ fn run_job<V>(
             let err = Error::io(bytes_to_path(own.to_vec()), own_depth, e);
             report(state, scope, err, Some(&node.state));
         }
-        let Some(sub) = report_entries(
-            ctx,
-            state,
-            scope,
-            (&node, &at, has_dirs, &sub_base),
-            &mut held,
-        ) else {
-            scope.stop();
-            return;
-        };
-        last_sub = sub;
     }
     if let Some((last, link)) = last_sub {
         let name = state.list.name(&state.list.items[last]);
@@ -534,9 +574,9 @@ fn run_job<V>(
         // to be left here (and this job's path is not needed any more). Let go of it
         // before the job can run, and finish, elsewhere.
         drop((node, kept, base, sub_base));
-        scope.push(job);
+        scope.push(Job::Dir(job));
         for job in held.into_iter().rev() {
-            scope.push(job);
+            scope.push(Job::Dir(job));
         }
         return;
     }
@@ -554,6 +594,66 @@ fn run_job<V>(
     finish(ctx, state, Parent(Some(node)), scope, carry, own);
 }
 
+/// Reports the entries of a part of a huge directory that another worker read (see
+/// [`Options::share_parts`]), pushes its subdirectories' jobs, and lets go of the
+/// directory's node: the last to do so leaves it.
+fn run_part<V>(
+    ctx: &Ctx,
+    state: &mut WorkerState<V>,
+    part: Part<V::State>,
+    scope: &Scope<'_, Job<V::State>>,
+) where
+    V: Visitor,
+    V::State: Send + Sync,
+{
+    if scope.is_stopped() {
+        return;
+    }
+    let Part {
+        list,
+        node,
+        handle,
+        path,
+        depth,
+        root_dev,
+        has_dirs,
+        sub_base,
+    } = part;
+    // The part's listing is this worker's while it is reported; its own is kept for
+    // the next directory it reads.
+    let own_list = std::mem::replace(&mut state.list, list);
+    let at = Place {
+        parent: &path,
+        depth,
+        dir: Some(&handle.dir),
+        root_dev,
+    };
+    let mut held = Vec::new();
+    let reported = report_entries(
+        ctx,
+        state,
+        scope,
+        (&node, &at, has_dirs, &sub_base),
+        &mut held,
+    );
+    let Some(last_sub) = reported else {
+        state.list = own_list;
+        scope.stop();
+        return;
+    };
+    if let Some((last, link)) = last_sub {
+        let name = state.list.name(&state.list.items[last]);
+        let job = sub_job(path.clone(), name, &sub_base, link, &node, depth, root_dev);
+        held.push(job);
+    }
+    state.list = own_list;
+    for job in held.into_iter().rev() {
+        scope.push(Job::Dir(job));
+    }
+    drop((handle, sub_base));
+    finish(ctx, state, Parent(Some(node)), scope, None, &path);
+}
+
 /// Opens a job's directory: a root is started (typed, filtered, reported), a directory
 /// below opened from its base. Gives its handle, identity and its root's device; `None`
 /// when there is nothing to read (what failed was reported, and the job is done).
@@ -561,7 +661,7 @@ fn open_job<V>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
     job: &mut DirJob<V::State>,
-    scope: &Scope<'_, DirJob<V::State>>,
+    scope: &Scope<'_, Job<V::State>>,
 ) -> Option<(Dir, Option<Id>, u64)>
 where
     V: Visitor,
@@ -728,7 +828,7 @@ fn keep_handle(
 fn enter<V>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
-    scope: &Scope<'_, DirJob<V::State>>,
+    scope: &Scope<'_, Job<V::State>>,
     parent: Parent<V::State>,
     kept: &mut Kept,
     (path, name_start, depth, via_link): (&[u8], usize, usize, bool),
@@ -778,7 +878,7 @@ type SubBase = (Option<(Arc<Handle>, usize)>, Option<Id>);
 fn report_entries<V>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
-    scope: &Scope<'_, DirJob<V::State>>,
+    scope: &Scope<'_, Job<V::State>>,
     (node, at, has_dirs, sub_base): (&Arc<Node<V::State>>, &Place<'_>, bool, &SubBase),
     held: &mut Vec<DirJob<V::State>>,
 ) -> Option<Option<(usize, bool)>>
@@ -851,7 +951,7 @@ where
                     // is done: pushed at once, the last found would be taken first.
                     held.push(job);
                 } else {
-                    scope.push(job);
+                    scope.push(Job::Dir(job));
                 }
             }
         }
@@ -895,7 +995,7 @@ fn finish<V: Visitor>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
     mut node: Parent<V::State>,
-    scope: &Scope<'_, DirJob<V::State>>,
+    scope: &Scope<'_, Job<V::State>>,
     mut carry: Option<Dir>,
     path: &[u8],
 ) {
@@ -933,7 +1033,7 @@ fn finish<V: Visitor>(
 fn leave<V: Visitor>(
     ctx: &Ctx,
     state: &mut WorkerState<V>,
-    scope: &Scope<'_, DirJob<V::State>>,
+    scope: &Scope<'_, Job<V::State>>,
     n: Node<V::State>,
     parent: Option<&Node<V::State>>,
     carry: Option<Dir>,

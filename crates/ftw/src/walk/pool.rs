@@ -233,6 +233,8 @@ pub struct Scope<'a, J> {
     /// On the calling thread while it runs the first jobs alone: starts the workers
     /// once a job pushes work for them (see [`run`]).
     starter: Option<&'a dyn Fn()>,
+    /// On the calling thread: whether the starter has a worker to start beside it.
+    first_room: bool,
 }
 
 impl<J> Scope<'_, J> {
@@ -270,6 +272,21 @@ impl<J> Scope<'_, J> {
             let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
             shared.idle.notify_one();
         }
+    }
+
+    /// Whether a job pushed now would start at once: a worker sleeps with no job queued
+    /// for it (or the workers are still to start). A look, not a promise.
+    pub fn has_idle(&self) -> bool {
+        let shared = self.shared;
+        if self.starter.is_some() && shared.live.load(Ordering::Relaxed) == 0 {
+            return self.first_room;
+        }
+        // The jobs not finished are those running (one a worker awake, and one on the
+        // calling thread while it runs the first) and those queued.
+        let sleepers = shared.sleepers.load(Ordering::Relaxed);
+        let awake = shared.live.load(Ordering::Relaxed).saturating_sub(sleepers)
+            + usize::from(self.starter.is_some());
+        sleepers > 0 && shared.pending.load(Ordering::Relaxed) <= awake
     }
 
     /// Ends the whole run: every worker stops after its current job; queued jobs are
@@ -411,13 +428,20 @@ where
             }
             started
         };
-        // The first workers, once there are jobs for them.
-        let first = || {
-            if pool.borrow().0 == 0 && pool.borrow().1.is_none() {
-                let want = start.min(shared.pending.load(Ordering::Acquire)).max(1);
-                spawn(want);
+        // The first workers, once there are jobs for them: up to `of` of the starting
+        // count (all but one while the calling thread still runs a job itself, so that
+        // no more than the count run at once).
+        let top_up = |of: usize| {
+            let (have, failed) = {
+                let p = pool.borrow();
+                (p.0, p.1.is_some())
+            };
+            let want = of.min(shared.pending.load(Ordering::Acquire));
+            if !failed && have < want {
+                spawn(want - have);
             }
         };
+        let first = || top_up(start - 1);
         // The calling thread runs the first jobs itself while there is no other to
         // share: a walk of an empty directory starts no thread at all. A job that pushes
         // another starts the workers at once.
@@ -428,6 +452,7 @@ where
                 local: &local,
                 shared: &shared,
                 starter: Some(&first),
+                first_room: start > 1,
             };
             while !shared.done() && shared.pending.load(Ordering::Acquire) == 1 {
                 let Some(job) = local.pop().or_else(|| steal(&shared, &local)) else {
@@ -443,7 +468,7 @@ where
             shared.wake_all();
             return;
         }
-        first();
+        top_up(start.max(1));
         if pool.borrow().0 == 0 {
             // Not one worker: this thread runs every job, those queued on the deques
             // included (they are stolen like any other worker's).
@@ -581,6 +606,7 @@ where
         local,
         shared,
         starter: None,
+        first_room: false,
     };
     loop {
         if shared.stop.load(Ordering::Relaxed) {
@@ -759,6 +785,34 @@ mod tests {
             if threads == 1 {
                 assert_eq!(order, sorted, "depth first, first first");
             }
+        }
+    }
+
+    #[test]
+    fn a_pool_of_n_runs_at_most_n_jobs_at_once() {
+        // The calling thread counts among the n while it runs the first job: the
+        // workers it starts then are one fewer.
+        for n in [1, 2] {
+            let running = AtomicUsize::new(0);
+            let most = AtomicUsize::new(0);
+            run(
+                vec![0u8],
+                PoolOptions::fixed(n),
+                || (),
+                |_, job, scope| {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    if job == 0 {
+                        for _ in 0..4 {
+                            scope.push(1);
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                    running.fetch_sub(1, Ordering::SeqCst);
+                },
+            );
+            let most = most.into_inner();
+            assert!(most <= n, "{most} jobs at once on a pool of {n}");
         }
     }
 
