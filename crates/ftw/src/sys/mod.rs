@@ -418,6 +418,43 @@ fn is_dot(name: &[u8]) -> bool {
     name == b"." || name == b".."
 }
 
+/// Opens `path` below `start` one name at a time with `open_at` (which never follows a
+/// link): empty names and `.` skipped; `..` and an absolute path refused, so that the
+/// directory opened is always below `start`. The fallback of each backend's
+/// `Dir::open_dir_beneath`.
+fn open_by_names<D>(
+    start: &D,
+    path: &CStr,
+    open_at: impl Fn(&D, &CStr) -> std::io::Result<D>,
+) -> std::io::Result<D> {
+    let bytes = path.to_bytes();
+    if bytes.starts_with(b"/") {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "an absolute path is not below a directory",
+        ));
+    }
+    let mut dir: Option<D> = None;
+    for name in bytes.split(|&b| b == b'/') {
+        if name.is_empty() || name == b"." {
+            continue;
+        }
+        if name == b".." {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "'..' would leave the directory",
+            ));
+        }
+        let name = std::ffi::CString::new(name).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+        let next = open_at(dir.as_ref().unwrap_or(start), &name)?;
+        dir = Some(next);
+    }
+    match dir {
+        Some(d) => Ok(d),
+        None => open_at(start, c"."),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -366,32 +366,7 @@ impl Dir {
     ///
     /// As [`Dir::open_at`] for each name; `InvalidInput` for `..` or an absolute path.
     pub fn open_dir_beneath(&self, path: &CStr) -> io::Result<Dir> {
-        let bytes = path.to_bytes();
-        if bytes.starts_with(b"/") {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "an absolute path is not below a directory",
-            ));
-        }
-        let mut dir: Option<Dir> = None;
-        for name in bytes.split(|&b| b == b'/') {
-            if name.is_empty() || name == b"." {
-                continue;
-            }
-            if name == b".." {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "'..' would leave the directory",
-                ));
-            }
-            let name = std::ffi::CString::new(name).map_err(|_| io::ErrorKind::InvalidInput)?;
-            let next = dir.as_ref().unwrap_or(self).open_at(&name)?;
-            dir = Some(next);
-        }
-        match dir {
-            Some(d) => Ok(d),
-            None => self.open_at(c"."),
-        }
+        super::open_by_names(self, path, Dir::open_at)
     }
 
     /// Extended attributes of the entry `name`: none here.

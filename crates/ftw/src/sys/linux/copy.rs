@@ -399,32 +399,7 @@ impl Dir {
 
     /// [`Dir::open_dir_beneath`] without `openat2`: `openat(O_NOFOLLOW)` for each name.
     fn open_dir_by_names(&self, path: &CStr) -> io::Result<Dir> {
-        let bytes = path.to_bytes();
-        if bytes.starts_with(b"/") {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "an absolute path is not below a directory",
-            ));
-        }
-        let mut dir: Option<Dir> = None;
-        for name in bytes.split(|&b| b == b'/') {
-            if name.is_empty() || name == b"." {
-                continue;
-            }
-            if name == b".." {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "'..' would leave the directory",
-                ));
-            }
-            let name = std::ffi::CString::new(name).map_err(|_| io::ErrorKind::InvalidInput)?;
-            let next = dir.as_ref().unwrap_or(self).open_at(&name)?;
-            dir = Some(next);
-        }
-        match dir {
-            Some(d) => Ok(d),
-            None => self.open_at(c"."),
-        }
+        crate::sys::open_by_names(self, path, Dir::open_at)
     }
 }
 
