@@ -670,6 +670,8 @@ fn remove_dir_all_fails_as_std_does_and_says_on_what() {
         let ours = ftw::remove_dir_all(path).unwrap_err();
         let std = std::fs::remove_dir_all(path).unwrap_err();
         assert_eq!(ours.kind(), std.kind(), "{path:?}: {ours} / {std}");
+        let shown = path.to_str().unwrap();
+        assert!(ours.to_string().contains(shown), "{path:?}: {ours}");
     }
     assert!(file.exists());
     // `.` and `..` at the end: refused, nothing removed.
@@ -966,9 +968,10 @@ fn copy_dir_all_refuses_what_cp_refuses_and_says_on_what() {
         ),
         (&src, &no_parent, ErrorKind::NotFound, &no_parent),
     ];
-    for (from, to, kind, _) in cases {
+    for (from, to, kind, named) in cases {
         let err = ftw::copy_dir_all(from, to).unwrap_err();
         assert_eq!(err.kind(), kind, "{from:?} -> {to:?}: {err}");
+        assert!(err.to_string().contains(named.to_str().unwrap()), "{err}");
         assert!(std::fs::symlink_metadata(to).is_err());
     }
 }

@@ -38,6 +38,7 @@
 
 use crate::TreeError;
 use crate::sys::{self, DataCopy, Dir, FileTimes, FileType, Metadata, StatMask};
+use crate::tree_error::{not_a_directory, path_error};
 use crate::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder, bytes_to_path};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{CStr, CString};
@@ -427,9 +428,10 @@ pub struct Counts {
 ///
 /// # Errors
 ///
-/// `NotADirectory` when `src` is not a directory; otherwise, if some entries could not
-/// be copied, an error of the first one's kind whose message names its path and says
-/// how many there were (its inner error is a [`TreeError`]).
+/// `NotADirectory` when `src` is not a directory, `NotFound` when it does not exist;
+/// otherwise, if some entries could not be copied, an error of the first one's kind.
+/// Either way its message names the path, and says how many errors there were (its
+/// inner error is a [`TreeError`]).
 ///
 /// ```
 /// let tmp = tempfile::tempdir()?;
@@ -441,8 +443,11 @@ pub struct Counts {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn copy_dir_all<P: AsRef<Path>, Q: AsRef<Path>>(src: P, dst: Q) -> io::Result<()> {
-    if !std::fs::metadata(src.as_ref())?.is_dir() {
-        return Err(io::Error::from(ErrorKind::NotADirectory));
+    let src = src.as_ref();
+    match std::fs::metadata(src) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(path_error(src, not_a_directory())),
+        Err(e) => return Err(path_error(src, e)),
     }
     copy_tree(src, dst, &CopyOptions::new())
         .into_result()
