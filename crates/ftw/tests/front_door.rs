@@ -976,6 +976,22 @@ fn copy_dir_all_refuses_what_cp_refuses_and_says_on_what() {
     }
 }
 
+#[test]
+fn copy_dir_all_of_a_link_to_a_directory_copies_the_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = make_outside(tmp.path());
+    symlink("outside", tmp.path().join("link")).unwrap();
+    let dst = tmp.path().join("sub/dst");
+    std::fs::create_dir(tmp.path().join("sub")).unwrap();
+    ftw::copy_dir_all(tmp.path().join("link"), &dst).unwrap();
+    // A directory, as copy_dir_all promises (the relative link copied as a link would
+    // lead nowhere from there).
+    let m = std::fs::symlink_metadata(&dst).unwrap();
+    assert!(m.is_dir(), "{:?}", m.file_type());
+    assert_eq!(std::fs::read(dst.join("sub/deep")).unwrap(), b"and me");
+    let _ = outside;
+}
+
 // ---------------------------------------------------------------------------------
 // In a child process: unreadable directories as nobody, a deep chain under a low limit
 // of open files.

@@ -422,9 +422,10 @@ pub struct Counts {
 
 /// Copies the directory `src` and everything in it to `dst`, as `cp -R src dst` does
 /// when `dst` does not exist: `dst` is made (or, if it is a directory already, the
-/// copy merges into it, replacing the files of the same names). Links are copied as
-/// links; the permission bits are kept, less the umask; nothing else is (see
-/// [`copy_tree`] with [`CopyOptions::archive`] for an exact copy).
+/// copy merges into it, replacing the files of the same names). Links inside are
+/// copied as links; a `src` that is a link to a directory is followed, its directory
+/// copied (as `cp -RH` does); the permission bits are kept, less the umask; nothing
+/// else is (see [`copy_tree`] with [`CopyOptions::archive`] for an exact copy).
 ///
 /// # Errors
 ///
@@ -449,7 +450,11 @@ pub fn copy_dir_all<P: AsRef<Path>, Q: AsRef<Path>>(src: P, dst: Q) -> io::Resul
         Ok(_) => return Err(path_error(src, not_a_directory())),
         Err(e) => return Err(path_error(src, e)),
     }
-    copy_tree(src, dst, &CopyOptions::new())
+    // The source's own link followed, as the check above followed it (`cp -RH`): a
+    // copy of the link instead would be no directory, and a relative one would lead
+    // nowhere from `dst`.
+    let opts = CopyOptions::new().dereference(Dereference::Roots);
+    copy_tree(src, dst, &opts)
         .into_result()
         .map(drop)
         .map_err(io::Error::from)
