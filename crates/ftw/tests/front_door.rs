@@ -452,11 +452,52 @@ fn walk_roots_that_are_a_link_a_file_or_nothing() {
             let entry = entry.unwrap();
             if entry.depth() == 0 {
                 assert!(entry.is_dir());
+                // As walkdir's: the path is a link (followed, as every root).
+                assert!(entry.path_is_symlink(), "{entry:?}");
             }
             assert!(got.insert(entry.into_path()));
         }
         assert_eq!(got, expected);
     }
+    // The parallel walker says the same of its root.
+    let root_is_link = std::sync::Mutex::new(None);
+    WalkBuilder::new(&link)
+        .threads(2)
+        .build_parallel()
+        .visit(|| {
+            |item: Result<&ftw::walk::Entry<'_>, ftw::walk::Error>| {
+                let e = item.unwrap();
+                if e.depth() == 0 {
+                    *root_is_link.lock().unwrap() = Some((e.is_dir(), e.path_is_symlink()));
+                }
+                ftw::walk::Control::Continue
+            }
+        });
+    assert_eq!(root_is_link.into_inner().unwrap(), Some((true, true)));
+    // A link to a file, a dangling link: one entry, a link; a directory named
+    // with a slash is no link.
+    let to_file = tmp.path().join("to file");
+    symlink(outside.join("keep"), &to_file).unwrap();
+    let dangling = tmp.path().join("dangling");
+    symlink("nowhere", &dangling).unwrap();
+    let mut slashed = outside.clone().into_os_string();
+    slashed.push("/");
+    let cases = [
+        (&to_file, ftw::sys::FileType::File, true),
+        (&dangling, ftw::sys::FileType::Symlink, true),
+        (&outside, ftw::sys::FileType::Dir, false),
+        (&PathBuf::from(&slashed), ftw::sys::FileType::Dir, false),
+    ];
+    for (root, file_type, is_link) in cases {
+        let first = WalkBuilder::new(root).into_iter().next().unwrap().unwrap();
+        assert_eq!(first.path(), root);
+        assert_eq!(
+            (first.file_type(), first.path_is_symlink()),
+            (file_type, is_link),
+            "{root:?}"
+        );
+    }
+
     // A file: itself, once.
     let file = outside.join("keep");
     let got: Vec<_> = WalkBuilder::new(&file)
