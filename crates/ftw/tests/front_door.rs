@@ -1138,3 +1138,179 @@ fn a_deep_chain_under_a_limit_of_32_open_files() {
     assert!(std::fs::symlink_metadata(&copy).is_err());
     remove_chain(&root);
 }
+
+// ---------------------------------------------------------------------------------
+// Paths as a careless caller writes them, an early stop, a tree changing underneath.
+
+#[test]
+fn relative_paths_dot_and_empty_in_a_working_directory() {
+    // In a child whose working directory is a scratch directory, so that a removal
+    // of '.' that went wrong could not reach this crate's sources.
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let cwd = tmp.path().join("cwd");
+    std::fs::create_dir_all(cwd.join("keep/inner")).unwrap();
+    std::fs::write(cwd.join("keep/inner/f"), b"x").unwrap();
+    let make = || {
+        std::fs::create_dir_all(cwd.join("tree/sub")).unwrap();
+        std::fs::write(cwd.join("tree/sub/f"), b"12345").unwrap();
+    };
+    let wrapper = [os("env"), os("-C"), cwd.as_os_str(), os("--")];
+    let run = |op: &str, path: &str| run_child(&wrapper, &exe, op, Path::new(path), None);
+    let before = snapshot(&cwd.join("keep"));
+
+    make();
+    assert_eq!(run("size", "tree").unwrap(), "5");
+    assert_eq!(run("size", "./tree/").unwrap(), "5");
+    assert_eq!(run("walk", "tree").unwrap(), "3 entries, errors: []");
+    for path in ["tree", "./tree", "tree/", "tree//"] {
+        make();
+        assert_eq!(run("remove", path), Ok(String::new()), "{path}");
+        assert!(!cwd.join("tree").exists(), "{path}");
+    }
+    // '.', '..', 'x/..', '' : refused or not found, nothing removed.
+    make();
+    for path in [".", "./", "..", "tree/..", "tree/sub/../..", "tree/."] {
+        let (kind, msg) = run("remove", path).unwrap_err();
+        assert_eq!(kind, "InvalidInput", "{path}: {msg}");
+        assert!(msg.contains(path.trim_end_matches('/')), "{path}: {msg}");
+    }
+    let (kind, _) = run("remove", "").unwrap_err();
+    assert_eq!(kind, "NotFound");
+    assert_eq!(snapshot(&cwd.join("keep")), before);
+    assert!(cwd.join("tree/sub/f").exists());
+    // The size of '' is an error too, not the working directory's.
+    let (kind, _) = run("size", "").unwrap_err();
+    assert_eq!(kind, "NotFound");
+}
+
+#[test]
+fn a_nul_byte_in_a_path_is_invalid_input() {
+    let bad = Path::new("a\0b");
+    assert_eq!(
+        ftw::remove_dir_all(bad).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    assert_eq!(
+        ftw::dir_size(bad).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let err = ftw::copy_dir_all(bad, tmp.path().join("d")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let err = ftw::copy_dir_all(tmp.path(), tmp.path().join("d\0e")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let got: Vec<_> = WalkBuilder::new(bad).into_iter().collect();
+    assert_eq!(got.len(), 1);
+    let err = got.into_iter().next().unwrap().unwrap_err();
+    assert_eq!(err.io_error().kind(), ErrorKind::InvalidInput);
+}
+
+#[test]
+fn copy_dir_all_into_itself_through_a_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(src.join("sub")).unwrap();
+    std::fs::write(src.join("sub/f"), b"x").unwrap();
+    symlink(&src, tmp.path().join("alias")).unwrap();
+    let before = snapshot(&src);
+    let err = ftw::copy_dir_all(&src, tmp.path().join("alias/sub/copy")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    let _ = std::fs::remove_dir_all(src.join("sub/copy"));
+    assert_eq!(snapshot(&src), before);
+    let err = ftw::copy_dir_all(tmp.path().join("alias"), src.join("copy")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    let _ = std::fs::remove_dir_all(src.join("copy"));
+    assert_eq!(snapshot(&src), before);
+}
+
+/// Runs `f` on another thread; fails if it takes longer than `secs`.
+fn within(secs: u64, what: &str, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .unwrap_or_else(|_| panic!("{what}: not done in {secs} s"));
+}
+
+#[test]
+fn a_walk_dropped_early_ends_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    for i in 0..50 {
+        let d = root.join(format!("d{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        for j in 0..200 {
+            std::fs::File::create(d.join(format!("f{j}"))).unwrap();
+        }
+    }
+    for sort in [false, true] {
+        for threads in [0, 1, 4] {
+            for take in [0, 1, 3, 500] {
+                let root = root.clone();
+                within(
+                    20,
+                    &format!("sort {sort}, threads {threads}, {take}"),
+                    move || {
+                        let walk = WalkBuilder::new(&root).sort(sort).threads(threads);
+                        let got = walk.into_iter().take(take).filter(|e| e.is_ok()).count();
+                        assert_eq!(got, take);
+                    },
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_tree_changing_underneath_is_walked_sized_and_removed_without_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    let make = |root: &Path| {
+        for i in 0..30 {
+            let d = root.join(format!("d{i}"));
+            std::fs::create_dir_all(d.join("inner")).unwrap();
+            for j in 0..100 {
+                std::fs::write(d.join(format!("f{j}")), b"xy").unwrap();
+            }
+        }
+    };
+    // A thread that removes and makes directories and files while each call runs.
+    let churn = |root: PathBuf, stop: std::sync::Arc<std::sync::atomic::AtomicBool>| {
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let d = root.join(format!("d{}", n % 30));
+                let _ = std::fs::remove_dir_all(&d);
+                let _ = std::fs::create_dir_all(d.join(format!("new{n}")));
+                let _ = std::fs::write(root.join(format!("x{n}")), b"z");
+                n += 1;
+            }
+        })
+    };
+    for op in 0..3 {
+        make(&root);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let t = churn(root.clone(), stop.clone());
+        let root2 = root.clone();
+        within(60, &format!("op {op}"), move || match op {
+            0 => {
+                let mut seen = HashSet::new();
+                for e in WalkBuilder::new(&root2).into_iter().flatten() {
+                    assert!(seen.insert(e.into_path()), "listed twice");
+                }
+            }
+            1 => {
+                let _ = ftw::dir_size(&root2);
+            }
+            _ => {
+                let _ = ftw::remove_dir_all(&root2);
+            }
+        });
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        t.join().unwrap();
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
