@@ -1314,3 +1314,114 @@ fn a_tree_changing_underneath_is_walked_sized_and_removed_without_a_panic() {
         let _ = std::fs::remove_dir_all(&root);
     }
 }
+
+#[test]
+fn copy_as_nobody_of_read_only_directories_is_cp_rs() {
+    let Some(nobody) = AsNobody::new() else {
+        eprintln!("skipped: not root, or no setpriv");
+        return;
+    };
+    if !have("rsync") {
+        eprintln!("skipped: no rsync");
+        return;
+    }
+    let base = nobody.tmp.path();
+    let src = base.join("src");
+    std::fs::create_dir_all(src.join("ro/deeper")).unwrap();
+    std::fs::write(src.join("ro/f"), b"in a read-only directory").unwrap();
+    std::fs::write(src.join("ro/deeper/g"), b"deeper").unwrap();
+    std::fs::write(src.join("read-only file"), b"r").unwrap();
+    std::fs::create_dir(src.join("write-only")).unwrap();
+    chown_nobody(&src);
+    set_mode(&src.join("ro/deeper"), 0o500);
+    set_mode(&src.join("ro"), 0o555);
+    set_mode(&src.join("read-only file"), 0o444);
+    set_mode(&src.join("write-only"), 0o300);
+    let out = base.join("out");
+    std::fs::create_dir(&out).unwrap();
+    chown_nobody(&out);
+
+    let ours = out.join("ours");
+    let result = nobody.run("copy", &src, Some(&ours));
+    let theirs = out.join("theirs");
+    let cp = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .args(["cp", "-RT"])
+        .arg(&src)
+        .arg(&theirs)
+        .output()
+        .unwrap();
+    // cp fails on the directory it cannot read (write-only), and so must we, naming it.
+    assert!(!cp.status.success());
+    let (kind, msg) = result.unwrap_err();
+    assert_eq!(kind, "PermissionDenied", "{msg}");
+    assert!(msg.contains("write-only"), "{msg}");
+    assert!(
+        !String::from_utf8_lossy(&cp.stderr).contains("/ro"),
+        "{:?}",
+        cp.stderr
+    );
+    assert_eq!(rsync_changes("-nrlpD", &theirs, &ours), "");
+    assert_eq!(rsync_changes("-nrlpD", &ours, &theirs), "");
+    for d in [&src, &ours, &theirs] {
+        set_mode(&d.join("ro"), 0o755);
+        set_mode(&d.join("ro/deeper"), 0o755);
+        set_mode(&d.join("write-only"), 0o755);
+    }
+}
+
+/// Makes `path` immutable (`chattr +i`) until dropped; `None` where the file system or
+/// the process cannot.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn new(path: &Path) -> Option<Immutable> {
+        let ok = Command::new("chattr").arg("+i").arg(path).output();
+        ok.is_ok_and(|o| o.status.success())
+            .then(|| Immutable(path.to_path_buf()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn remove_dir_all_past_an_entry_that_cannot_go() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    std::fs::create_dir_all(root.join("a/stuck dir")).unwrap();
+    std::fs::create_dir_all(root.join("b/c")).unwrap();
+    for i in 0..50 {
+        std::fs::write(root.join(format!("a/f{i}")), b"x").unwrap();
+        std::fs::write(root.join(format!("b/c/f{i}")), b"x").unwrap();
+    }
+    std::fs::write(root.join("a/stuck\nfile"), b"x").unwrap();
+    let Some(_guard) = Immutable::new(&root.join("a/stuck\nfile")) else {
+        eprintln!("skipped: chattr +i not possible here");
+        return;
+    };
+    let _guard2 = Immutable::new(&root.join("a/stuck dir"));
+    let err = ftw::remove_dir_all(&root).unwrap_err();
+    // std's says EPERM of the first; ours names it, counts the rest, and removed all
+    // else.
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
+    let shown = err.to_string();
+    assert!(shown.contains("stuck"), "{shown}");
+    let left: BTreeSet<_> = std_listing(&root).into_keys().collect();
+    let expected: BTreeSet<_> = [
+        root.clone(),
+        root.join("a"),
+        root.join("a/stuck\nfile"),
+        root.join("a/stuck dir"),
+    ]
+    .into();
+    assert_eq!(left, expected);
+    let inner = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<ftw::TreeError>());
+    // Each stuck entry, then a and the root that could not go for them.
+    assert!(inner.is_some_and(|t| t.count() >= 2), "{inner:?}");
+}
