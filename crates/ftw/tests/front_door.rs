@@ -147,13 +147,18 @@ fn std_listing(root: &Path) -> BTreeMap<PathBuf, (bool, bool)> {
 /// file `f` of one byte, made bottom up by renames so that no path is longer than a
 /// few names (the chain's own paths are far beyond PATH_MAX).
 fn deep_chain(root: &Path, levels: usize) {
+    named_chain(root, levels, "d");
+}
+
+/// [`deep_chain`] with the directories named `name` (the top one still `d`).
+fn named_chain(root: &Path, levels: usize, name: &str) {
     let top = root.join("d");
     let fresh = root.join(".new");
     std::fs::create_dir(&top).unwrap();
     for _ in 1..levels {
         std::fs::create_dir(&fresh).unwrap();
         std::fs::write(fresh.join("f"), b"x").unwrap();
-        std::fs::rename(&top, fresh.join("d")).unwrap();
+        std::fs::rename(&top, fresh.join(name)).unwrap();
         std::fs::rename(&fresh, &top).unwrap();
     }
 }
@@ -616,6 +621,11 @@ fn dir_size_is_du_apparent_size_on_a_hostile_tree() {
     let slash = PathBuf::from(slash);
     assert_eq!(ftw::dir_size(&slash).unwrap(), du_b(&slash));
     assert_eq!(ftw::dir_size(&slash).unwrap(), 7 + 6);
+    // Links that lead nowhere, or to themselves: the link, as du counts it.
+    for name in ["dangling", "self", "ping"] {
+        let link = root.join(name);
+        assert_eq!(ftw::dir_size(&link).unwrap(), du_b(&link), "{name}");
+    }
 
     // Allocated blocks: disk_usage's bytes are du -s -B1's.
     let usage = ftw::disk_usage(&[&root], &ftw::UsageOptions::new().max_depth(0));
@@ -1424,4 +1434,44 @@ fn remove_dir_all_past_an_entry_that_cannot_go() {
         .and_then(|e| e.downcast_ref::<ftw::TreeError>());
     // Each stuck entry, then a and the root that could not go for them.
     assert!(inner.is_some_and(|t| t.count() >= 2), "{inner:?}");
+}
+
+#[test]
+fn a_chain_of_255_byte_names_far_beyond_path_max() {
+    // 400 levels of 255-byte names: paths of 100 KiB, 25 times PATH_MAX.
+    let levels = 400;
+    let long = "\u{e9}".repeat(127) + "z"; // 255 bytes, not ASCII
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let root = tmp.path().join("chain");
+    std::fs::create_dir(&root).unwrap();
+    named_chain(&root, levels, &long);
+
+    let mut deepest = PathBuf::new();
+    let mut count = 0;
+    for e in WalkBuilder::new(&root) {
+        let e = e.unwrap();
+        if e.path().as_os_str().len() > deepest.as_os_str().len() {
+            deepest = e.path().to_path_buf();
+        }
+        count += 1;
+    }
+    assert_eq!(count, 1 + levels + levels - 1);
+    assert!(
+        deepest.as_os_str().len() > (levels - 1) * 256,
+        "{}",
+        deepest.as_os_str().len()
+    );
+    assert!(deepest.ends_with(format!("{long}/f")) || deepest.ends_with(&long));
+    assert_eq!(
+        under_nofile(32, &exe, "size", &root, None).unwrap(),
+        (levels - 1).to_string()
+    );
+    let copy = tmp.path().join("copy");
+    under_nofile(32, &exe, "copy", &root, Some(&copy)).unwrap();
+    assert_eq!(ftw::dir_size(&copy).unwrap(), (levels - 1) as u64);
+    under_nofile(32, &exe, "remove", &copy, None).unwrap();
+    under_nofile(32, &exe, "remove", &root, None).unwrap();
+    assert!(std::fs::symlink_metadata(&root).is_err());
+    assert!(std::fs::symlink_metadata(&copy).is_err());
 }
