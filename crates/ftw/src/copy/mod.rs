@@ -398,7 +398,27 @@ impl Summary {
     ///
     /// # Errors
     ///
-    /// A [`TreeError`] when [`Summary::error_count`] is not 0.
+    /// A [`TreeError`] when [`Summary::error_count`] is not 0: its first error is the
+    /// first of [`Summary::errors`] (`None` if a [`Report`] took them), its count
+    /// [`Summary::error_count`].
+    ///
+    /// ```
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir(tmp.path().join("src"))?;
+    /// std::fs::write(tmp.path().join("src/f"), b"abc")?;
+    /// let opts = ftw::CopyOptions::new();
+    /// let counts = ftw::copy_tree(tmp.path().join("src"), tmp.path().join("dst"), &opts)
+    ///     .into_result()?;
+    /// assert_eq!((counts.copied, counts.bytes), (2, 3));
+    ///
+    /// let missing = tmp.path().join("missing");
+    /// let err = ftw::copy_tree(&missing, tmp.path().join("d2"), &opts)
+    ///     .into_result()
+    ///     .unwrap_err();
+    /// assert_eq!((err.count(), err.kind()), (1, std::io::ErrorKind::NotFound));
+    /// assert_eq!(err.first().unwrap().path(), missing);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_result(self) -> Result<Counts, TreeError> {
         if self.error_count == 0 {
             return Ok(Counts {
