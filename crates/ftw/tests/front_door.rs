@@ -1475,3 +1475,26 @@ fn a_chain_of_255_byte_names_far_beyond_path_max() {
     assert!(std::fs::symlink_metadata(&root).is_err());
     assert!(std::fs::symlink_metadata(&copy).is_err());
 }
+
+#[test]
+fn copy_dir_all_onto_itself_by_another_name_is_refused() {
+    // cp: 'src' and 'src/../src' are the same file.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(src.join("sub")).unwrap();
+    std::fs::write(src.join("sub/f"), b"x").unwrap();
+    symlink("src", tmp.path().join("alias")).unwrap();
+    let before = snapshot(&src);
+    let mut slash = src.clone().into_os_string();
+    slash.push("/");
+    for dst in [
+        src.join("../src"),
+        PathBuf::from(slash),
+        src.join("."),
+        tmp.path().join("alias"),
+    ] {
+        let r = ftw::copy_dir_all(&src, &dst);
+        assert!(r.is_err(), "{dst:?}");
+        assert_eq!(snapshot(&src), before, "{dst:?}");
+    }
+}
