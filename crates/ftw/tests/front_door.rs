@@ -846,6 +846,17 @@ fn hostile_tree_with_attributes(root: &Path, outside: &Path) {
         .arg(root.join("empty"))
         .status();
     set_mode(&root.join("new\nline/a\nb"), 0o4751);
+    // A socket, and (as root) a character device.
+    let sock = std::os::unix::net::UnixListener::bind(root.join("new\nline/socket")).unwrap();
+    drop(sock);
+    if is_root() {
+        let dev = root.join("null device");
+        let made = Command::new("mknod")
+            .arg(&dev)
+            .args(["c", "1", "3"])
+            .status();
+        assert!(made.is_ok_and(|s| s.success()));
+    }
 }
 
 #[test]
