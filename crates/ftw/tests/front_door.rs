@@ -1509,3 +1509,37 @@ fn copy_dir_all_onto_itself_by_another_name_is_refused() {
         assert_eq!(snapshot(&src), before, "{dst:?}");
     }
 }
+
+#[test]
+fn two_removals_of_one_tree_at_once() {
+    // Another removal of the same tree is no error: an entry already gone counts as
+    // removed. Only the path itself may be missing for the later one.
+    let tmp = tempfile::tempdir().unwrap();
+    for round in 0..5 {
+        let root = tmp.path().join(format!("tree{round}"));
+        for i in 0..20 {
+            let d = root.join(format!("d{i}/e"));
+            std::fs::create_dir_all(&d).unwrap();
+            for j in 0..100 {
+                std::fs::write(d.join(format!("f{j}")), b"x").unwrap();
+            }
+        }
+        let results = std::thread::scope(|s| {
+            let a = s.spawn(|| ftw::remove_dir_all(&root));
+            let b = s.spawn(|| ftw::remove_dir_all(&root));
+            [a.join().unwrap(), b.join().unwrap()]
+        });
+        for r in &results {
+            if let Err(e) = r {
+                assert_eq!(e.kind(), ErrorKind::NotFound, "round {round}: {e}");
+                let first = e.get_ref().and_then(|e| e.downcast_ref::<ftw::TreeError>());
+                let path = first
+                    .and_then(|t| t.first())
+                    .map(|f| f.path().to_path_buf());
+                assert_eq!(path.as_deref(), Some(root.as_path()), "round {round}: {e}");
+            }
+        }
+        assert!(results.iter().any(|r| r.is_ok()), "{results:?}");
+        assert!(std::fs::symlink_metadata(&root).is_err());
+    }
+}
