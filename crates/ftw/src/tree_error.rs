@@ -4,6 +4,7 @@
 use crate::walk::Error;
 use std::fmt;
 use std::io;
+use std::path::Path;
 
 /// The errors of a whole-tree operation ([`remove_dir_all`](crate::remove_dir_all),
 /// [`dir_size`](crate::dir_size), [`Summary::into_result`](crate::remove::Summary::into_result))
@@ -84,6 +85,21 @@ impl From<TreeError> for io::Error {
     fn from(e: TreeError) -> io::Error {
         io::Error::new(e.kind(), e)
     }
+}
+
+/// The error `err` of the path a whole-tree operation was given, as that operation's
+/// other errors are: of `err`'s kind, its message naming the path, its inner error a
+/// [`TreeError`] of one.
+pub(crate) fn path_error(path: &Path, err: io::Error) -> io::Error {
+    TreeError::new(Some(Error::io(path.to_path_buf(), 0, err)), 1).into()
+}
+
+/// `ENOTDIR`, said as the system says it ("Not a directory") where it has the number.
+pub(crate) fn not_a_directory() -> io::Error {
+    #[cfg(unix)]
+    return io::Error::from_raw_os_error(20);
+    #[cfg(not(unix))]
+    io::Error::from(io::ErrorKind::NotADirectory)
 }
 
 /// A copy of `e` (an [`Error`] is not `Clone`: its `io::Error` is copied by its OS error

@@ -38,6 +38,7 @@
 
 use crate::TreeError;
 use crate::sys::{self, DataCopy, Dir, FileTimes, FileType, Metadata, StatMask};
+use crate::tree_error::{not_a_directory, path_error};
 use crate::walk::{Control, DirEvent, Entry, Error, Visitor, WalkBuilder, bytes_to_path};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{CStr, CString};
@@ -397,7 +398,27 @@ impl Summary {
     ///
     /// # Errors
     ///
-    /// A [`TreeError`] when [`Summary::error_count`] is not 0.
+    /// A [`TreeError`] when [`Summary::error_count`] is not 0: its first error is the
+    /// first of [`Summary::errors`] (`None` if a [`Report`] took them), its count
+    /// [`Summary::error_count`].
+    ///
+    /// ```
+    /// let tmp = tempfile::tempdir()?;
+    /// std::fs::create_dir(tmp.path().join("src"))?;
+    /// std::fs::write(tmp.path().join("src/f"), b"abc")?;
+    /// let opts = ftw::CopyOptions::new();
+    /// let counts = ftw::copy_tree(tmp.path().join("src"), tmp.path().join("dst"), &opts)
+    ///     .into_result()?;
+    /// assert_eq!((counts.copied, counts.bytes), (2, 3));
+    ///
+    /// let missing = tmp.path().join("missing");
+    /// let err = ftw::copy_tree(&missing, tmp.path().join("d2"), &opts)
+    ///     .into_result()
+    ///     .unwrap_err();
+    /// assert_eq!((err.count(), err.kind()), (1, std::io::ErrorKind::NotFound));
+    /// assert_eq!(err.first().unwrap().path(), missing);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_result(self) -> Result<Counts, TreeError> {
         if self.error_count == 0 {
             return Ok(Counts {
@@ -421,15 +442,17 @@ pub struct Counts {
 
 /// Copies the directory `src` and everything in it to `dst`, as `cp -R src dst` does
 /// when `dst` does not exist: `dst` is made (or, if it is a directory already, the
-/// copy merges into it, replacing the files of the same names). Links are copied as
-/// links; the permission bits are kept, less the umask; nothing else is (see
-/// [`copy_tree`] with [`CopyOptions::archive`] for an exact copy).
+/// copy merges into it, replacing the files of the same names). Links inside are
+/// copied as links; a `src` that is a link to a directory is followed, its directory
+/// copied (as `cp -RH` does); the permission bits are kept, less the umask; nothing
+/// else is (see [`copy_tree`] with [`CopyOptions::archive`] for an exact copy).
 ///
 /// # Errors
 ///
-/// `NotADirectory` when `src` is not a directory; otherwise, if some entries could not
-/// be copied, an error of the first one's kind whose message names its path and says
-/// how many there were (its inner error is a [`TreeError`]).
+/// `NotADirectory` when `src` is not a directory, `NotFound` when it does not exist;
+/// otherwise, if some entries could not be copied, an error of the first one's kind.
+/// Either way its message names the path, and says how many errors there were (its
+/// inner error is a [`TreeError`]).
 ///
 /// ```
 /// let tmp = tempfile::tempdir()?;
@@ -441,10 +464,17 @@ pub struct Counts {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn copy_dir_all<P: AsRef<Path>, Q: AsRef<Path>>(src: P, dst: Q) -> io::Result<()> {
-    if !std::fs::metadata(src.as_ref())?.is_dir() {
-        return Err(io::Error::from(ErrorKind::NotADirectory));
+    let src = src.as_ref();
+    match std::fs::metadata(src) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(path_error(src, not_a_directory())),
+        Err(e) => return Err(path_error(src, e)),
     }
-    copy_tree(src, dst, &CopyOptions::new())
+    // The source's own link followed, as the check above followed it (`cp -RH`): a
+    // copy of the link instead would be no directory, and a relative one would lead
+    // nowhere from `dst`.
+    let opts = CopyOptions::new().dereference(Dereference::Roots);
+    copy_tree(src, dst, &opts)
         .into_result()
         .map(drop)
         .map_err(io::Error::from)

@@ -50,10 +50,11 @@ pub use summary::{Counts, KEPT_ERRORS, Summary};
 pub use writable::DirNotWritable;
 
 use crate::sys::Dir;
+use crate::tree_error::{not_a_directory, path_error};
 use crate::walk::Error;
 use path::remove_path;
 use remover::{Shared, root_dev};
-use std::io::{self, ErrorKind};
+use std::io;
 use std::path::Path;
 
 /// Removes a directory and everything in it, as [`std::fs::remove_dir_all`] does, but
@@ -74,10 +75,10 @@ use std::path::Path;
 ///
 /// # Errors
 ///
-/// The path's own error as std's gives it (no such file, not a directory, permission
-/// denied); otherwise, if some entries could not be removed, an error of the first
-/// one's kind whose message names its path and says how many there were (its inner
-/// error is a [`TreeError`]: see [`io::Error::get_ref`]).
+/// The path's own error, of the kind std's gives (no such file, not a directory,
+/// permission denied); otherwise, if some entries could not be removed, an error of
+/// the first one's kind. Either way its message names the path, and says how many
+/// errors there were (its inner error is a [`TreeError`]: see [`io::Error::get_ref`]).
 ///
 /// ```
 /// let tmp = tempfile::tempdir()?;
@@ -89,16 +90,17 @@ use std::path::Path;
 ///
 /// let err = ftw::remove_dir_all(&tree).unwrap_err();
 /// assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+/// assert!(err.to_string().starts_with(&format!("{}: ", tree.display())));
 /// # Ok::<(), std::io::Error>(())
 /// ```
 ///
 /// [`TreeError`]: crate::TreeError
 pub fn remove_dir_all<P: AsRef<Path>>(path: P) -> io::Result<()> {
     let path = path.as_ref();
-    // The path's own errors as std's gives them (the same `lstat` first).
-    let meta = std::fs::symlink_metadata(path)?;
+    // The path's own errors of the kinds std's gives (the same `lstat` first), named.
+    let meta = std::fs::symlink_metadata(path).map_err(|e| path_error(path, e))?;
     if !meta.is_dir() && !meta.file_type().is_symlink() {
-        return Err(io::Error::from(ErrorKind::NotADirectory));
+        return Err(path_error(path, not_a_directory()));
     }
     remove_tree(path, &RemoveOptions::new())
         .into_result()

@@ -6,6 +6,7 @@ use super::predict::{self, Room};
 use super::remover::{Gone, Remover, Shared, root_dev};
 use super::writable::{open_up, read_only, refused_by_mode};
 use crate::sys::{self, Dir, FileType, Metadata, StatMask};
+use crate::tree_error::not_a_directory;
 use crate::walk::{Error, bytes_to_path};
 use std::ffi::CString;
 use std::io::{self, ErrorKind};
@@ -214,14 +215,6 @@ pub(super) fn remove_path(shared: &Shared<'_>, path: &Path) {
         Err(Gone::Reported) => {}
         Err(Gone::Failed(e)) => err(read_only(e, parent)),
     }
-}
-
-/// `ENOTDIR`, said as the system says it ("Not a directory") where it has the number.
-fn not_a_directory() -> io::Error {
-    #[cfg(unix)]
-    return io::Error::from_raw_os_error(20);
-    #[cfg(not(unix))]
-    io::Error::from(ErrorKind::NotADirectory)
 }
 
 /// The path of the root directory (`/`, `//`; on Windows a drive's, `C:\`), as it is

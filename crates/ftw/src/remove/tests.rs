@@ -6,6 +6,7 @@ use super::remover::REFILLS;
 use super::*;
 use crate::sys::FileType;
 use std::collections::BTreeMap;
+use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;

@@ -539,14 +539,15 @@ pub struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
-    /// A root as an entry: at depth 0, named by its path as given.
-    pub(crate) fn root(path: &'a [u8], file_type: FileType) -> Entry<'a> {
+    /// A root as an entry: at depth 0, named by its path as given (`followed_link` if
+    /// that is a symbolic link, followed).
+    pub(crate) fn root(path: &'a [u8], file_type: FileType, followed_link: bool) -> Entry<'a> {
         Entry {
             parent: b"",
             name: path,
             depth: 0,
             file_type,
-            followed_link: false,
+            followed_link,
             ino: 0,
             #[cfg(windows)]
             meta: None,
@@ -595,7 +596,9 @@ impl<'a> Entry<'a> {
         self.file_type == FileType::Dir
     }
 
-    /// Whether the entry is a symbolic link that the walk followed.
+    /// Whether the entry is a symbolic link, followed by the walk or not (a root given
+    /// as a link, which the walk always follows, too), as walkdir's says: its path then
+    /// names the link.
     pub fn path_is_symlink(&self) -> bool {
         self.followed_link || self.file_type == FileType::Symlink
     }
@@ -722,7 +725,9 @@ impl DirEntry {
         self.file_type == FileType::Dir
     }
 
-    /// Whether the entry is a symbolic link (followed or not).
+    /// Whether the entry is a symbolic link, followed by the walk or not (a root given
+    /// as a link, which the walk always follows, too), as walkdir's says: its path then
+    /// names the link.
     pub fn path_is_symlink(&self) -> bool {
         self.followed_link || self.file_type == FileType::Symlink
     }

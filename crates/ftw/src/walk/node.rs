@@ -29,14 +29,48 @@ pub(crate) enum RootStart {
 }
 
 /// Opens a root, following a symbolic link there (roots are always followed); a root
-/// given open (`dir`) is taken as it is.
-pub(crate) fn start_root(root: &Path, dir: Option<Dir>, opts: &Options) -> RootStart {
-    match dir.map_or_else(|| Dir::open(root), Ok) {
-        Ok(dir) if opts.wants_ids() => match identify(&dir) {
-            Ok(id) => RootStart::Dir(dir, Some(id)),
-            Err(e) => RootStart::Failed(e),
-        },
-        Ok(dir) => RootStart::Dir(dir, None),
+/// given open (`dir`) is taken as it is. Also says whether the root was reached through
+/// a link, followed: a directory is first opened without following one (no call more
+/// than a plain open), and only where that fails is the path asked what it is.
+pub(crate) fn start_root(root: &Path, dir: Option<Dir>, opts: &Options) -> (RootStart, bool) {
+    let given = match dir {
+        Some(dir) => Ok(dir),
+        None => Dir::open_nofollow(root),
+    };
+    if let Ok(dir) = given {
+        return (opened_root(dir, opts), false);
+    }
+    let own = sys::stat_path(root, StatMask::TYPE, false).map(|m| m.file_type());
+    match own {
+        // Neither a directory nor a link: a single entry, as it is.
+        Ok(t) if t != FileType::Dir && t != FileType::Symlink => (RootStart::Single(t), false),
+        own => {
+            let start = follow_root(root, opts);
+            let via_link = own.is_ok_and(|t| t == FileType::Symlink)
+                && !matches!(
+                    start,
+                    RootStart::Single(FileType::Symlink) | RootStart::Failed(_)
+                );
+            (start, via_link)
+        }
+    }
+}
+
+/// A root opened as a directory: its identity too when the walk needs it.
+fn opened_root(dir: Dir, opts: &Options) -> RootStart {
+    if !opts.wants_ids() {
+        return RootStart::Dir(dir, None);
+    }
+    match identify(&dir) {
+        Ok(id) => RootStart::Dir(dir, Some(id)),
+        Err(e) => RootStart::Failed(e),
+    }
+}
+
+/// Starts a root by its path, a link there followed.
+fn follow_root(root: &Path, opts: &Options) -> RootStart {
+    match Dir::open(root) {
+        Ok(dir) => opened_root(dir, opts),
         // Not a directory, or a dangling link: a root that is a single entry.
         Err(e) if matches!(e.kind(), ErrorKind::NotADirectory | ErrorKind::NotFound) => {
             let follow = e.kind() == ErrorKind::NotADirectory;

@@ -673,7 +673,7 @@ where
         let root = bytes_to_path(path.to_vec());
         let given = job.root_dir.take();
         let decision = scope.io(|| step::root(opts, ctx.filter.as_ref(), &root, path, given));
-        let (file_type, show, error, mut enter) = match decision {
+        let (file_type, followed_link, show, error, mut enter) = match decision {
             RootDecision::Dropped => return None,
             RootDecision::Failed(e) => {
                 report(state, scope, e, None);
@@ -681,13 +681,17 @@ where
             }
             RootDecision::Kept {
                 file_type,
+                followed_link,
                 report,
                 error,
                 enter,
-            } => (file_type, report, error, enter),
+            } => (file_type, followed_link, report, error, enter),
         };
         if show {
-            match state.visitor.entry(Ok(&Entry::root(path, file_type)), None) {
+            match state
+                .visitor
+                .entry(Ok(&Entry::root(path, file_type, followed_link)), None)
+            {
                 Control::Stop => {
                     scope.stop();
                     return None;

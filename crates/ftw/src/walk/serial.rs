@@ -107,6 +107,7 @@ enum Pending {
 enum Step {
     Root {
         file_type: FileType,
+        followed_link: bool,
     },
     Child {
         file_type: FileType,
@@ -270,7 +271,10 @@ impl Walk {
             let top = self.stack.len().checked_sub(1);
             let control = match step {
                 Step::Error(e) => v.entry(Err(e), state_of(&states, base, top)),
-                Step::Root { file_type } => v.entry(Ok(&Entry::root(&self.path, file_type)), None),
+                Step::Root {
+                    file_type,
+                    followed_link,
+                } => v.entry(Ok(&Entry::root(&self.path, file_type, followed_link)), None),
                 Step::Child {
                     file_type,
                     followed_link,
@@ -343,7 +347,10 @@ impl Walk {
     pub fn next_entry(&mut self) -> Option<Result<Entry<'_>, Error>> {
         match self.advance()? {
             Step::Error(e) => Some(Err(e)),
-            Step::Root { file_type } => Some(Ok(Entry::root(&self.path, file_type))),
+            Step::Root {
+                file_type,
+                followed_link,
+            } => Some(Ok(Entry::root(&self.path, file_type, followed_link))),
             Step::Child {
                 file_type,
                 followed_link,
@@ -527,6 +534,7 @@ impl Walk {
             RootDecision::Failed(e) => Some(Step::Error(e)),
             RootDecision::Kept {
                 file_type,
+                followed_link,
                 report,
                 error,
                 enter,
@@ -537,7 +545,10 @@ impl Walk {
                 }
                 // An unreadable root is reported, then its error.
                 self.queued_error.extend(error);
-                report.then_some(Step::Root { file_type })
+                report.then_some(Step::Root {
+                    file_type,
+                    followed_link,
+                })
             }
         }
     }

@@ -113,6 +113,8 @@ pub(super) enum RootDecision {
     /// be read), and its handle and identity given if it is to be entered.
     Kept {
         file_type: FileType,
+        /// The root was reached through a symbolic link, followed.
+        followed_link: bool,
         report: bool,
         error: Option<Error>,
         enter: Option<(Dir, Option<Id>)>,
@@ -128,7 +130,8 @@ pub(super) fn root(
     path: &[u8],
     given: Option<Dir>,
 ) -> RootDecision {
-    let (file_type, enter, error) = match node::start_root(root, given, opts) {
+    let (start, followed_link) = node::start_root(root, given, opts);
+    let (file_type, enter, error) = match start {
         RootStart::Dir(dir, id) => (FileType::Dir, Some((dir, id)), None),
         RootStart::Single(file_type) => (file_type, None, None),
         RootStart::Unreadable(file_type, e) => (file_type, None, Some(e)),
@@ -136,7 +139,7 @@ pub(super) fn root(
             return RootDecision::Failed(Error::io(root.to_path_buf(), 0, e));
         }
     };
-    if filter.is_some_and(|keep| !keep(&Entry::root(path, file_type))) {
+    if filter.is_some_and(|keep| !keep(&Entry::root(path, file_type, followed_link))) {
         return RootDecision::Dropped;
     }
     let error = error.map(|e| Error::io(root.to_path_buf(), 0, e));
@@ -145,6 +148,7 @@ pub(super) fn root(
         Some(e) if !report => RootDecision::Failed(e),
         error => RootDecision::Kept {
             file_type,
+            followed_link,
             report,
             error,
             enter: enter.filter(|_| opts.max_depth > opts.root_depth),
