@@ -657,8 +657,7 @@ fn usage_error(message: &str) -> ExitCode {
 pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     if args.mpi {
         if let Some(what) = mpi_refused(&args, matches) {
-            report(b"du", &format!("{what} cannot be used with --mpi (yet)"));
-            return ExitCode::from(2);
+            return crate::msg::refuse_mpi(b"du", what);
         }
         #[cfg(not(feature = "mpi"))]
         {

@@ -734,18 +734,19 @@ pub(super) fn run(how: &How, roots: &[PathBuf], lines: &Lines, bad_names: bool) 
         .collect();
     if roots.len() > 1 {
         let found = overlap(&roots, how.follow_roots);
-        if mpi.max_status(u8::from(found.is_some())) != 0 {
-            if let (0, Some((i, j))) = (mpi.rank(), found) {
-                report(
-                    b"du",
-                    &format!(
-                        "{} and {} hold one another (or are the same): such PATHs cannot be \
+        // Said before the ranks agree, so that none exits before rank 0 has said it.
+        if let (0, Some((i, j))) = (mpi.rank(), found) {
+            report(
+                b"du",
+                &format!(
+                    "{} and {} hold one another (or are the same): such PATHs cannot be \
                          used with --mpi (yet)",
-                        crate::term::quote(&roots[i]),
-                        crate::term::quote(&roots[j])
-                    ),
-                );
-            }
+                    crate::term::quote(&roots[i]),
+                    crate::term::quote(&roots[j])
+                ),
+            );
+        }
+        if mpi.max_status(u8::from(found.is_some())) != 0 {
             return ExitCode::from(2);
         }
     }
