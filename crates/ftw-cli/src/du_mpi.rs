@@ -224,8 +224,8 @@ fn later(a: Option<Stamp>, b: Option<Stamp>) -> Option<Stamp> {
 
 impl Adds {
     fn add(&mut self, o: &Adds) {
-        self.own = self.own + o.own;
-        self.extra = self.extra + o.extra;
+        self.own += o.own;
+        self.extra += o.extra;
         self.own_latest = later(self.own_latest, o.own_latest);
         self.extra_latest = later(self.extra_latest, o.extra_latest);
     }
@@ -500,7 +500,7 @@ impl Work for DuWork<'_> {
                         ctx.note(owner(m.dev, m.ino, ctx.ranks()), &note.encode());
                         return Control::Continue;
                     }
-                    adds.own = adds.own + t;
+                    adds.own += t;
                     adds.own_latest = later(adds.own_latest, time);
                     if self.file_line(depth + 1) {
                         let file = Adds {
@@ -618,10 +618,10 @@ impl Printer<'_> {
         let total = adds.own + adds.extra + sub;
         let latest = later(later(adds.own_latest, adds.extra_latest), sub_latest);
         let s = &mut self.sums[depth];
-        s.0 = s.0 + total;
+        s.0 += total;
         s.1 = later(s.1, latest);
         if depth == 0 {
-            self.grand = self.grand + total;
+            self.grand += total;
             self.grand_latest = later(self.grand_latest, latest);
         }
         if !path.is_empty() {
@@ -655,7 +655,7 @@ impl Printer<'_> {
             kind => {
                 let t = r.adds.own;
                 if kind == ROOT_FILE {
-                    self.grand = self.grand + t;
+                    self.grand += t;
                     self.grand_latest = later(self.grand_latest, r.adds.own_latest);
                 }
                 self.line(&Listed {
