@@ -8,7 +8,7 @@ use crate::size::Format;
 use crate::size::{argmatch, xstrtol};
 use crate::term::{ColorArg, Names};
 use clap::{ArgAction, ArgMatches, Args};
-use ftw::usage::{Stamp, TimeOf, Totals, UsageOptions, UsageProgress, disk_usage};
+use ftw::usage::{Listed, Stamp, TimeOf, Totals, UsageOptions, UsageProgress, disk_usage};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -209,6 +209,90 @@ pub struct DuArgs {
     /// Worker threads; 0 (default): one per core, more while waiting on the disk.
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
+
+    /// Share the count across the ranks of an MPI job: 'mpirun -n 4 ftw du --mpi -s
+    /// PATH'. Rank 0 prints du's lines, those the single process prints, in its order,
+    /// byte for byte (a hard-linked file counted once across the ranks); the exit
+    /// status is the highest of all ranks'. Needs an ftw built with the feature 'mpi'
+    /// (cargo install --features mpi). Not with -L, --files0-from, --ignore,
+    /// --no-hidden, the tree view or -o; PATHs must not hold one another.
+    #[arg(long = "mpi")]
+    mpi: bool,
+}
+
+#[cfg(feature = "mpi")]
+#[path = "du_mpi.rs"]
+mod mpi;
+
+/// The option that `--mpi` does not take, if one is given.
+fn mpi_refused(args: &DuArgs, m: &ArgMatches) -> Option<&'static str> {
+    if args.last_link_option(m) == "dereference" {
+        Some("-L (--dereference)")
+    } else if args.files0_from.is_some() {
+        Some("--files0-from")
+    } else if args.ignore {
+        Some("--ignore")
+    } else if args.no_hidden {
+        Some("--no-hidden")
+    } else if args.tree || args.number.is_some() || args.depth.is_some() {
+        Some("the tree view (--tree, -n, --depth)")
+    } else if args.export.is_some() {
+        Some("-o (--export)")
+    } else {
+        None
+    }
+}
+
+/// How du's lines are written: the figure, the time, the path, the end.
+struct Lines {
+    fmt: Format,
+    measure: Measure,
+    threshold: Option<i128>,
+    time_format: Option<String>,
+    /// -S: a directory's own figure, without its subdirectories'.
+    separate: bool,
+    end: u8,
+    names: Arc<Names>,
+}
+
+impl Lines {
+    /// Appends `l`'s line to `buf`; false, with nothing appended, when the threshold
+    /// leaves it out.
+    fn write(&self, l: &Listed<'_>, buf: &mut Vec<u8>) -> bool {
+        let own = self.separate && l.file_type.is_dir();
+        let value = self.measure.of(if own { &l.own } else { &l.total });
+        // -t: at least the threshold, or at most its opposite (du's test).
+        let shown = match self.threshold {
+            Some(t) if t < 0 => i128::from(value) <= -t,
+            Some(t) => i128::from(value) >= t,
+            None => true,
+        };
+        if !shown {
+            return false;
+        }
+        buf.extend_from_slice(self.fmt.show(value).as_bytes());
+        buf.push(b'\t');
+        let latest = if own { l.own_latest } else { l.latest };
+        if let (Some(format), Some(t)) = (&self.time_format, latest) {
+            buf.extend_from_slice(show_time(t, format).as_bytes());
+            buf.push(b'\t');
+        }
+        self.names.path(l.path, l.file_type, buf);
+        buf.push(self.end);
+        true
+    }
+
+    /// Appends -c's line: the grand total, and with --time the latest of the PATHs'.
+    fn total(&self, total: &Totals, latest: Option<Stamp>, buf: &mut Vec<u8>) {
+        buf.extend_from_slice(self.fmt.show(self.measure.of(total)).as_bytes());
+        buf.push(b'\t');
+        if let (Some(format), Some(t)) = (&self.time_format, latest) {
+            buf.extend_from_slice(show_time(t, format).as_bytes());
+            buf.push(b'\t');
+        }
+        buf.extend_from_slice(b"total");
+        buf.push(self.end);
+    }
 }
 
 impl DuArgs {
@@ -239,6 +323,9 @@ impl DuArgs {
             || self.null
     }
 }
+
+/// A test on a path: true to leave it out (--exclude, -X, -E).
+type PathTest = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
 
 /// Which figure is shown.
 #[derive(Clone, Copy)]
@@ -568,6 +655,16 @@ fn usage_error(message: &str) -> ExitCode {
 }
 
 pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
+    if args.mpi {
+        if let Some(what) = mpi_refused(&args, matches) {
+            return crate::msg::refuse_mpi(b"du", what);
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            report(b"--mpi", crate::msg::NO_MPI);
+            return ExitCode::from(2);
+        }
+    }
     let mut fmt = match size_format(&args, matches) {
         Ok(f) => f,
         Err(e) => return refuse(&e, false),
@@ -681,13 +778,42 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
         Ok(g) => g,
         Err(e) => return usage_error(&e.to_string()),
     };
-    match (exclude, args.exclude_glob.is_empty()) {
-        (Some(set), true) => opts = opts.exclude(move |p: &[u8]| excluded(&set, p)),
-        (Some(set), false) => {
-            opts = opts.exclude(move |p: &[u8]| excluded(&set, p) || glob_excluded(&globs, p))
-        }
-        (None, false) => opts = opts.exclude(move |p: &[u8]| glob_excluded(&globs, p)),
-        (None, true) => {}
+    let exclude: Option<PathTest> = match (exclude, args.exclude_glob.is_empty()) {
+        (Some(set), true) => Some(Arc::new(move |p: &[u8]| excluded(&set, p))),
+        (Some(set), false) => Some(Arc::new(move |p: &[u8]| {
+            excluded(&set, p) || glob_excluded(&globs, p)
+        })),
+        (None, false) => Some(Arc::new(move |p: &[u8]| glob_excluded(&globs, p))),
+        (None, true) => None,
+    };
+    #[cfg(feature = "mpi")]
+    if args.mpi {
+        let lines = Lines {
+            fmt,
+            measure,
+            threshold,
+            time_format,
+            separate: args.separate_dirs,
+            end: if args.null { 0u8 } else { b'\n' },
+            // mpirun hands the ranks a terminal of its own, which says nothing of where
+            // the output goes: written as piped (the bytes, colours only if asked for).
+            names: Arc::new(Names::new(false, args.color.color.colors(false))),
+        };
+        let how = mpi::How {
+            max_depth: du_depth.unwrap_or(usize::MAX),
+            all: args.all,
+            total: args.total,
+            count_links: args.count_links,
+            one_file_system: args.one_file_system,
+            follow_roots: args.last_link_option(matches) == "dereference_args",
+            latest: time,
+            threads: args.threads,
+            exclude,
+        };
+        return mpi::run(&how, &roots, &lines, bad_names);
+    }
+    if let Some(test) = exclude {
+        opts = opts.exclude(move |p: &[u8]| test(p));
     }
     if args.ignore || args.no_hidden {
         let rules = ftw::filter::IgnoreOptions::default()
@@ -716,41 +842,29 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
     };
     let closed: Arc<Mutex<Option<Closed>>> = Arc::default();
     let latest_of_all: Arc<Mutex<Option<Stamp>>> = Arc::default();
+    let du_format = Arc::new(Lines {
+        fmt,
+        measure,
+        threshold,
+        time_format,
+        separate: args.separate_dirs,
+        end: if args.null { 0u8 } else { b'\n' },
+        names: names.clone(),
+    });
     if du_lines {
         let out = out.clone();
         let closed = closed.clone();
-        let separate = args.separate_dirs;
-        let end = if args.null { 0u8 } else { b'\n' };
-        let names = names.clone();
-        let time_format = time_format.clone();
         let latest_of_all = latest_of_all.clone();
+        let lines = du_format.clone();
         opts = opts.stream(move |l| {
             if l.depth == 0 {
                 let mut all = latest_of_all.lock().unwrap_or_else(|e| e.into_inner());
                 *all = (*all).max(l.latest);
             }
-            let own = separate && l.file_type.is_dir();
-            let value = measure.of(if own { &l.own } else { &l.total });
-            // -t: at least the threshold, or at most its opposite (du's test).
-            let shown = match threshold {
-                Some(t) if t < 0 => i128::from(value) <= -t,
-                Some(t) => i128::from(value) >= t,
-                None => true,
-            };
-            if !shown {
+            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+            if !lines.write(l, out.buf()) {
                 return true;
             }
-            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
-            let buf = out.buf();
-            buf.extend_from_slice(fmt.show(value).as_bytes());
-            buf.push(b'\t');
-            let latest = if own { l.own_latest } else { l.latest };
-            if let (Some(format), Some(t)) = (&time_format, latest) {
-                buf.extend_from_slice(show_time(t, format).as_bytes());
-                buf.push(b'\t');
-            }
-            names.path(l.path, l.file_type, buf);
-            buf.push(end);
             match out.end_record() {
                 Ok(()) => true,
                 Err(c) => {
@@ -820,18 +934,9 @@ pub fn run(args: DuArgs, matches: &ArgMatches) -> ExitCode {
             },
         )
     } else if args.total {
-        let end = if args.null { 0u8 } else { b'\n' };
-        let buf = out.buf();
-        buf.extend_from_slice(fmt.show(measure.of(&usage.total)).as_bytes());
-        buf.push(b'\t');
         // --time: the latest of the PATHs'.
         let latest = *latest_of_all.lock().unwrap_or_else(|e| e.into_inner());
-        if let (Some(format), Some(t)) = (&time_format, latest) {
-            buf.extend_from_slice(show_time(t, format).as_bytes());
-            buf.push(b'\t');
-        }
-        buf.extend_from_slice(b"total");
-        buf.push(end);
+        du_format.total(&usage.total, latest, out.buf());
         out.end_record()
     } else {
         Ok(())

@@ -149,8 +149,7 @@ mod mpi;
 pub fn run(args: FindArgs) -> ExitCode {
     if args.mpi {
         if let Some(what) = mpi_refused(&args) {
-            report(b"find", &format!("{what} cannot be used with --mpi (yet)"));
-            return ExitCode::from(2);
+            return crate::msg::refuse_mpi(b"find", what);
         }
         #[cfg(not(feature = "mpi"))]
         {

@@ -170,7 +170,7 @@ pub(super) fn run(
         .map(|r| r.as_os_str().as_bytes().to_vec())
         .collect();
     let mut closed: Option<Closed> = None;
-    let mut write = |bytes: &[u8]| {
+    let mut write = |_key: &[u8], bytes: &[u8]| {
         if closed.is_none() {
             out.buf().extend_from_slice(bytes);
             if let Err(c) = out.end_record() {

@@ -54,6 +54,23 @@ pub const NO_MPI: &str = "this ftw was built without MPI: build it with the feat
 (cargo install --features mpi, which needs an MPI such as Open MPI and libclang), then run \
 it under mpirun";
 
+/// Refuses an option with `--mpi`: `ftw: COMMAND: WHAT cannot be used with --mpi (yet)`,
+/// said once, by rank 0, before any rank exits (with the feature, every rank joins MPI
+/// for it: mpirun ends the job at the first rank that exits with an error, which must
+/// not be before rank 0 has spoken); status 2.
+pub fn refuse_mpi(command: &[u8], what: &str) -> std::process::ExitCode {
+    let message = format!("{what} cannot be used with --mpi (yet)");
+    #[cfg(feature = "mpi")]
+    if let Some(mpi) = ftw_mpi::Mpi::init() {
+        if mpi.rank() == 0 {
+            report(command, &message);
+        }
+        return std::process::ExitCode::from(mpi.max_status(2));
+    }
+    report(command, &message);
+    std::process::ExitCode::from(2)
+}
+
 /// Reports `ftw: warning: MESSAGE` on standard error: something the run went on without,
 /// which does not change the exit status.
 pub fn warn(message: &str) {

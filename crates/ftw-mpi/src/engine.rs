@@ -26,6 +26,7 @@ const T_DONE: i32 = 6; // nothing is left anywhere
 const T_PULL: i32 = 7; // rank 0 wants the next sorted records
 const T_CHUNK: i32 = 8; // sorted records (empty: the end)
 const T_PUSH: i32 = 9; // jobs sent unasked (the test-only scattering)
+const T_NOTE: i32 = 10; // notes from one rank's workers to another rank's Work
 
 /// Sorted records go to rank 0 in chunks of about this size.
 const CHUNK: usize = 64 << 10;
@@ -68,6 +69,16 @@ pub struct Stats {
 pub trait Work: Sync {
     /// Runs `job`.
     fn run(&self, job: Job, ctx: &mut Ctx<'_>);
+
+    /// A note that a job sent to this rank ([`Ctx::note`]), on the rank's MPI thread
+    /// (or on the worker, when it was sent to its own rank). Every note is delivered
+    /// before the walk ends.
+    fn note(&self, _note: &[u8]) {}
+
+    /// Sorted walks: called once on each rank when the walk is over everywhere (every
+    /// note delivered), before the merge, to add records of its own: `record(key,
+    /// record)`.
+    fn finish(&self, _record: &mut dyn FnMut(&[u8], &[u8])) {}
 }
 
 /// A worker's side of the walk, handed to [`Work::run`].
@@ -77,9 +88,26 @@ pub struct Ctx<'a> {
     out: Vec<u8>,
     records: Vec<u8>,
     sorted: bool,
+    rank: usize,
+    /// Notes for each rank, each with its length first.
+    notes: Vec<Vec<u8>>,
 }
 
 impl Ctx<'_> {
+    /// The number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.notes.len()
+    }
+
+    /// Sends `note` to rank `to`'s [`Work::note`] (after this job, in one message per
+    /// rank with the job's other notes). Counted as work in flight: the walk does not
+    /// end before it is delivered.
+    pub fn note(&mut self, to: usize, note: &[u8]) {
+        let buf = &mut self.notes[to];
+        buf.extend_from_slice(&(note.len() as u32).to_le_bytes());
+        buf.extend_from_slice(note);
+    }
+
     /// Opens `job`'s directory (from its parent's handle, or below its root's, never
     /// through a link), checked to be the directory listed by its (device, inode).
     ///
@@ -132,6 +160,15 @@ fn records(mut buf: &[u8]) -> Vec<(&[u8], &[u8])> {
     all
 }
 
+/// Each note of a buffer made by [`Ctx::note`].
+fn each_note(mut buf: &[u8], f: &mut dyn FnMut(&[u8])) {
+    while buf.len() >= 4 {
+        let n = u32::from_le_bytes(buf[..4].try_into().unwrap()) as usize;
+        f(&buf[4..4 + n]);
+        buf = &buf[4 + n..];
+    }
+}
+
 /// A rank's queue of jobs, shared by its workers and its MPI thread.
 struct Queue {
     jobs: VecDeque<Job>,
@@ -139,6 +176,8 @@ struct Queue {
     busy: usize,
     /// Jobs found while scattering, for the MPI thread to send on.
     outbox: Vec<Job>,
+    /// Notes for each other rank, for the MPI thread to send.
+    notes: Vec<Vec<u8>>,
     done: bool,
 }
 
@@ -148,6 +187,7 @@ struct Shared<'a> {
     roots: &'a [Option<Dir>],
     sorted: bool,
     scatter: bool,
+    rank: usize,
     jobs_run: AtomicU64,
     /// Each worker's sorted records, when it ends.
     records: Mutex<Vec<Vec<u8>>>,
@@ -165,6 +205,8 @@ impl Shared<'_> {
             out: Vec::new(),
             records: Vec::new(),
             sorted: self.sorted,
+            rank: self.rank,
+            notes: vec![Vec::new(); self.lock().notes.len()],
         };
         loop {
             let job = {
@@ -188,7 +230,16 @@ impl Shared<'_> {
             if !ctx.out.is_empty() {
                 let _ = tx.send(std::mem::take(&mut ctx.out));
             }
+            // Notes to this rank are delivered here; the others are handed on before the
+            // worker counts as idle, as its output is.
+            let own = std::mem::take(&mut ctx.notes[ctx.rank]);
+            each_note(&own, &mut |n| work.note(n));
             let mut q = self.lock();
+            for (to, buf) in q.notes.iter_mut().zip(&mut ctx.notes) {
+                if !buf.is_empty() {
+                    to.append(buf);
+                }
+            }
             let n = ctx.jobs.len();
             if self.scatter {
                 q.outbox.append(&mut ctx.jobs);
@@ -252,7 +303,8 @@ impl Mpi {
         all.clamp(0, 255) as u8
     }
 
-    fn sum(&self, mine: &[u64]) -> Vec<u64> {
+    /// The sums over every rank of `mine` (every rank calls it, with as many numbers).
+    pub fn sum(&self, mine: &[u64]) -> Vec<u64> {
         let mut all = vec![0u64; mine.len()];
         self.world
             .all_reduce_into(mine, &mut all[..], SystemOperation::sum());
@@ -297,8 +349,9 @@ impl Mpi {
     }
 
     /// Runs a walk of `roots` across all ranks: `work` runs each job on some rank,
-    /// and rank 0 writes every record through `write` (unsorted: as they come; sorted:
-    /// merged in key order). Every rank calls it with the same roots and options.
+    /// and rank 0 writes every record through `write(key, record)` (unsorted: as they
+    /// come, the key empty; sorted: merged in key order, records of equal keys one
+    /// after another). Every rank calls it with the same roots and options.
     ///
     /// # Errors
     ///
@@ -308,7 +361,7 @@ impl Mpi {
         roots: &[Vec<u8>],
         opts: &Options,
         work: &W,
-        write: &mut dyn FnMut(&[u8]),
+        write: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<Stats, String> {
         let dirs = self.open_roots(roots)?;
         let threads = match opts.threads {
@@ -320,12 +373,14 @@ impl Mpi {
                 jobs: VecDeque::new(),
                 busy: 0,
                 outbox: Vec::new(),
+                notes: vec![Vec::new(); self.size as usize],
                 done: false,
             }),
             cv: Condvar::new(),
             roots: &dirs,
             sorted: opts.sorted,
             scatter: opts.scatter && self.size > 1,
+            rank: self.rank as usize,
             jobs_run: AtomicU64::new(0),
             records: Mutex::new(Vec::new()),
         };
@@ -337,8 +392,10 @@ impl Mpi {
             }
         }
         let (tx, rx) = sync_channel::<Vec<u8>>(64);
+        let on_note = |n: &[u8]| work.note(n);
         let mut pump = Pump {
             mpi: self,
+            on_note: &on_note,
             shared: &shared,
             threads,
             rx,
@@ -370,8 +427,11 @@ impl Mpi {
         pump.drain();
         pump.stats.jobs = shared.jobs_run.load(Ordering::Relaxed);
         if opts.sorted {
-            let bufs =
+            let mut bufs =
                 std::mem::take(&mut *shared.records.lock().unwrap_or_else(|e| e.into_inner()));
+            let mut extra = Vec::new();
+            work.finish(&mut |key, record| push_record(&mut extra, key, record));
+            bufs.push(extra);
             pump.merge(&bufs);
         }
         let s = pump.stats;
@@ -388,10 +448,12 @@ impl Mpi {
 /// The MPI thread's state.
 struct Pump<'a, 'w> {
     mpi: &'a Mpi,
+    /// The Work's [`Work::note`].
+    on_note: &'w (dyn Fn(&[u8]) + Sync),
     shared: &'a Shared<'a>,
     threads: usize,
     rx: Receiver<Vec<u8>>,
-    write: &'w mut dyn FnMut(&[u8]),
+    write: &'w mut dyn FnMut(&[u8], &[u8]),
     outgoing: Vec<(i32, i32, Vec<u8>)>,
     inbox: VecDeque<Inbound>,
     /// Work-carrying messages (jobs, output) sent and received, for termination.
@@ -430,7 +492,7 @@ impl Pump<'_, '_> {
     /// Whether this rank has nothing to do and holds nothing.
     fn idle(&self) -> bool {
         let q = self.shared.lock();
-        q.jobs.is_empty() && q.busy == 0 && q.outbox.is_empty()
+        q.jobs.is_empty() && q.busy == 0 && q.outbox.is_empty() && q.notes.iter().all(Vec::is_empty)
     }
 
     /// Sends (rank 0: writes) the output the workers handed on.
@@ -438,7 +500,7 @@ impl Pump<'_, '_> {
         let mut batch = Vec::new();
         while let Ok(b) = self.rx.try_recv() {
             if self.mpi.rank == 0 {
-                (self.write)(&b);
+                (self.write)(&[], &b);
             } else if batch.is_empty() {
                 batch = b;
             } else {
@@ -528,7 +590,11 @@ impl Pump<'_, '_> {
             }
             T_OUT => {
                 self.received += 1;
-                (self.write)(&m.data);
+                (self.write)(&[], &m.data);
+            }
+            T_NOTE => {
+                self.received += 1;
+                each_note(&m.data, &mut |n| (self.on_note)(n));
             }
             T_WAVE => {
                 let idle = self.idle();
@@ -644,6 +710,21 @@ impl Pump<'_, '_> {
                 self.sent += 1;
                 let next = (self.mpi.rank + 1) % self.mpi.size;
                 self.outgoing.push((next, T_PUSH, msg));
+                busy = true;
+            }
+            // Notes, one message per rank.
+            let notes: Vec<(usize, Vec<u8>)> = self
+                .shared
+                .lock()
+                .notes
+                .iter_mut()
+                .enumerate()
+                .filter(|(_, b)| !b.is_empty())
+                .map(|(r, b)| (r, std::mem::take(b)))
+                .collect();
+            for (to, msg) in notes {
+                self.sent += 1;
+                self.outgoing.push((to as i32, T_NOTE, msg));
                 busy = true;
             }
             if !done && self.mpi.size > 1 && !self.stealing && Instant::now() >= self.next_steal {
@@ -788,11 +869,11 @@ impl Pump<'_, '_> {
             }
             let Some((_, r)) = best else { break };
             if r == 0 {
-                (self.write)(mine[local].1);
+                (self.write)(mine[local].0, mine[local].1);
                 local += 1;
             } else {
-                let (_, rec_at, len) = head(&chunks[r], pos[r]).expect("a head");
-                (self.write)(&chunks[r][rec_at..rec_at + len]);
+                let (key, rec_at, len) = head(&chunks[r], pos[r]).expect("a head");
+                (self.write)(&key, &chunks[r][rec_at..rec_at + len]);
                 pos[r] = rec_at + len;
                 if pos[r] >= chunks[r].len() {
                     pull(r, &mut chunks, &mut pos, &mut ended);

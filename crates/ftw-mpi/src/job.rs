@@ -59,6 +59,9 @@ pub struct Job {
     pub rel: u32,
     /// Its parent's handle, where the job was found on this rank and the budget allowed.
     pub parent: Option<Arc<Held>>,
+    /// What the [`Work`](crate::Work) carries with the job (sent with it when it moves):
+    /// empty for `find`; `du`'s place of the directory in du's order and its own size.
+    pub data: Vec<u8>,
 }
 
 impl Job {
@@ -72,6 +75,7 @@ impl Job {
             path: path.to_vec(),
             rel: path.len() as u32,
             parent: None,
+            data: Vec::new(),
         }
     }
 
@@ -96,6 +100,7 @@ impl Job {
             path,
             rel,
             parent,
+            data: Vec::new(),
         }
     }
 
@@ -141,7 +146,7 @@ impl Job {
     }
 
     /// Appends the job's record for a message: root, depth, identity, `rel`, the path
-    /// (its length first).
+    /// and the data (each with its length first).
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.root.to_le_bytes());
         out.extend_from_slice(&self.depth.to_le_bytes());
@@ -150,6 +155,8 @@ impl Job {
         out.extend_from_slice(&self.rel.to_le_bytes());
         out.extend_from_slice(&(self.path.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.path);
+        out.extend_from_slice(&(self.data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.data);
     }
 
     /// The jobs of a message made by [`Job::encode`] (`None` if it is cut short).
@@ -164,6 +171,8 @@ impl Job {
             };
             let len = u32_at(msg, 28)? as usize;
             let path = msg.get(32..32 + len)?.to_vec();
+            let dlen = u32_at(msg, 32 + len)? as usize;
+            let data = msg.get(36 + len..36 + len + dlen)?.to_vec();
             jobs.push(Job {
                 root: u32_at(msg, 0)?,
                 depth: u32_at(msg, 4)?,
@@ -172,8 +181,9 @@ impl Job {
                 rel: u32_at(msg, 24)?,
                 path,
                 parent: None,
+                data,
             });
-            msg = &msg[32 + len..];
+            msg = &msg[36 + len + dlen..];
         }
         Some(jobs)
     }
@@ -191,7 +201,8 @@ mod tests {
     fn jobs_survive_their_message() {
         let root = Job::root(3, b"./r");
         let a = root.child(b"a\nb\xff", 7, 9, None);
-        let b = a.child(b"c", 7, 10, None);
+        let mut b = a.child(b"c", 7, 10, None);
+        b.data = b"\x00key".to_vec();
         assert_eq!(b.path, b"./r/a\nb\xff/c");
         assert_eq!(b.below_root(), b"a\nb\xff/c");
         let mut msg = Vec::new();
@@ -205,6 +216,8 @@ mod tests {
         );
         assert_eq!(back[1].path, b.path);
         assert_eq!(back[1].below_root(), b"a\nb\xff/c");
+        assert_eq!(back[1].data, b"\x00key");
+        assert!(back[0].data.is_empty());
         assert!(Job::decode_all(&msg[..msg.len() - 1]).is_none());
     }
 

@@ -48,6 +48,34 @@
 //!
 //! The exit status is the highest of all ranks' (an all-reduce), and every rank exits
 //! with it.
+//!
+//! # What a command adds: data, notes, a finish
+//!
+//! A job carries the [`Work`]'s own bytes ([`Job::data`]), sent with it when it moves.
+//! A job may send *notes* to another rank's [`Work::note`] ([`Ctx::note`]): the worker
+//! hands them to its MPI thread with its other results before it counts as idle, the
+//! thread sends them in one message per rank and round, and they are counted with the
+//! jobs and output in the termination waves, so every note is delivered before the walk
+//! ends. In a sorted walk, [`Work::finish`] then adds each rank's last records (what its
+//! notes decided) before the merge; `write` is given each record's key, so that rank 0
+//! can combine records of equal keys, which come one after another.
+//!
+//! `ftw du --mpi` is built on these (see `crates/ftw-cli/src/du_mpi.rs` for the details):
+//! each entry's key is its place in du's order (its root, then the position of each name
+//! in its directory's listing, a directory's own line after everything below it), each
+//! job records its directory's own totals at its place, and rank 0 reads the records in
+//! du's order and adds each directory's subdirectories to it with one running sum per
+//! depth, so totals go up the tree without any message between ranks during the walk.
+//! Each name of a file with several links is a note to the rank that its (device, inode)
+//! hashes to, which keeps the name with the smallest place (du's first) and, at the
+//! finish, records the file's totals there: counted once, where du counts it, whatever
+//! rank found which name when. Directories below the depth printed add their totals into
+//! one record per printed ancestor on the rank that counted them, so that `-s` on a
+//! huge tree holds a few records per rank, not one per directory.
+//!
+//! No message of a phase is taken by another: the walk's loop takes every tag but only
+//! while the walk runs (notes included, all delivered before it ends); after it, the
+//! drain takes requests for work alone, and the merge its own pull and chunk tags.
 
 #[cfg(feature = "mpi")]
 mod engine;
