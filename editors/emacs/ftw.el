@@ -107,10 +107,68 @@ STDERR, or is discarded if STDERR is nil."
            (status (apply #'call-process program nil (list t stderr) nil
                           (mapcar #'ftw--encode args)))
            (coding (ftw--coding))
-           (out (buffer-string)))
+           (names (split-string (buffer-string) "\0" t)))
+      ;; Each name decoded on its own, as Emacs decodes a file name: one all
+      ;; ASCII stays the unibyte string it is.
       (cons status
-            (split-string (if coding (decode-coding-string out coding t) out)
-                          "\0" t)))))
+            (if coding
+                (mapcar (lambda (n) (decode-coding-string n coding t)) names)
+              names)))))
+
+(defun ftw--decode-records (names coding)
+  "Decode with CODING the NAMES that hold a byte that is not ASCII.
+NAMES were just read from the current buffer, the output of
+\"ftw find --lisp\": one name a line after the first.  The others
+stay the unibyte strings they are, as Emacs leaves a file name
+that is all ASCII.  Return NAMES, changed in place."
+  (when coding
+    (let ((line-start (progn (goto-char (point-min)) (forward-line 1) (point)))
+          (n 0)
+          (cell names)
+          (at 0))
+      (while (progn (skip-chars-forward "\0-\177") (not (eobp)))
+        (let ((bol (line-beginning-position)))
+          (setq n (+ n (count-lines line-start bol))
+                line-start bol
+                cell (nthcdr (- n at) cell)
+                at n)
+          (when cell
+            (setcar cell (decode-coding-string (car cell) coding t)))
+          (forward-line 1)))))
+  names)
+
+(defun ftw--read-list (program args dir &optional decode)
+  "Run PROGRAM with ARGS in DIR, and read the Lisp list it prints.
+ARGS ask for \"ftw find --lisp\"; the output goes through a
+temporary file, read whole into a unibyte buffer.  Return
+\(STATUS NAMES ERRORS): NAMES the unibyte strings read (those with
+a byte that is not ASCII decoded with the coding system of file
+names if DECODE is non-nil), or the symbol `unreadable'; ERRORS
+what ftw wrote on standard error."
+  (let ((out (make-temp-file "ftw-out"))
+        (err (make-temp-file "ftw-err")))
+    (unwind-protect
+        (with-temp-buffer
+          (set-buffer-multibyte nil)
+          (let* ((coding-system-for-read 'binary)
+                 (coding-system-for-write 'binary)
+                 (default-directory dir)
+                 (status (apply #'call-process program nil
+                                (list (list :file out) err) nil
+                                (mapcar #'ftw--encode args)))
+                 (names 'unreadable))
+            (insert-file-contents-literally out)
+            (goto-char (point-min))
+            (when (and (memq status '(0 1)) (looking-at "("))
+              (setq names (condition-case nil (read (current-buffer))
+                            (error 'unreadable)))
+              (when (and decode (listp names))
+                (ftw--decode-records names (ftw--coding))))
+            (erase-buffer)
+            (insert-file-contents-literally err)
+            (list status names (buffer-string))))
+      (delete-file out)
+      (delete-file err))))
 
 (defun ftw--local-directory-p (dir)
   "Non-nil if DIR (absolute) is a local directory without a file name handler."
@@ -210,6 +268,80 @@ non-nil if ftw reported no error."
         (setq level (nreverse next))))
     ok))
 
+(defun ftw--utf-8-p (coding)
+  "Return non-nil if CODING is UTF-8, as \"ftw find --order\" assumes.
+Its end of lines does not matter."
+  (and coding (coding-system-p coding)
+       (eq (coding-system-base coding) 'utf-8)))
+
+(defun ftw--keep-matching (names regexp)
+  "Keep in NAMES those whose last component matches REGEXP; destructive."
+  (let* ((file-name-handler-alist nil)
+         (head (cons nil names))
+         (prev head))
+    (while (cdr prev)
+      (if (string-match regexp (file-name-nondirectory (cadr prev)))
+          (setq prev (cdr prev))
+        (setcdr prev (cddr prev))))
+    (cdr head)))
+
+(defun ftw--all (program given root regexp include-directories predicate follow)
+  "`ftw-directory-files-recursively' in one run of PROGRAM, or `fallback'.
+GIVEN is DIR as the result spells it (without a final slash),
+ROOT its local absolute name; REGEXP, INCLUDE-DIRECTORIES and
+FOLLOW as for `directory-files-recursively', PREDICATE nil or t.
+ftw prints the names in the order of the result (\"--order
+emacs\"), as a Lisp list (\"--lisp\"), leaving the directories
+out unless INCLUDE-DIRECTORIES (\"--no-dirs\"); what is left to do
+here is to decode the names that are not ASCII and match REGEXP.
+Return `fallback' where the result could differ from the built-in
+function's: ftw's errors (unless PREDICATE is t and none is a loop
+of links), a carriage return that decoding could change; and
+`in-lisp' where file names are not decoded as UTF-8 (ftw's order
+is not `string<''s then)."
+  (let* ((coding (ftw--coding))
+         (cwd (and (not (file-name-absolute-p given))
+                   (file-name-as-directory (expand-file-name default-directory))))
+         ;; ftw prints GIVEN itself where it names ROOT plainly: ASCII,
+         ;; unibyte (a multibyte DIR makes every name multibyte), with no
+         ;; ~, . or .. for the system to read otherwise.
+         (direct (and (not (multibyte-string-p given))
+                      (string-match-p "\\`[\0-\177]+\\'" given)
+                      (not (string-suffix-p "/" given))
+                      (string= root (if cwd (concat cwd given) given))
+                      (or (not cwd) (ftw--local-directory-p cwd))))
+         (args (append '("find" "--order" "emacs" "--lisp")
+                       (and follow '("-L"))
+                       (and (not include-directories) '("--no-dirs"))
+                       (list "--" (if direct given root)))))
+    (if (not (ftw--utf-8-p coding))
+        'in-lisp
+      (pcase-let ((`(,status ,names ,errors)
+                   (ftw--read-list program args (if (and direct cwd) cwd "/") direct)))
+        (cond
+         ((or (not (listp names))
+              (not (or (eq status 0)
+                       (and (eq status 1) (eq predicate t)
+                            (not (string-match-p "file system loop" errors)))))
+              ;; A carriage return that the coding system could turn
+              ;; into a newline, decoding the name alone.
+              (and (not (eq (coding-system-eol-type coding) 0))
+                   (cl-some (lambda (n) (string-search "\r" n)) names)))
+          'fallback)
+         (direct
+          (if (equal regexp "") names (ftw--keep-matching names regexp)))
+         (t
+          (let ((plen (length (ftw--prefix (ftw--encode root))))
+                (prefix (concat given "/"))
+                (file-name-handler-alist nil)
+                (result nil))
+            (dolist (n names)
+              (let ((rel (decode-coding-string (substring n plen) coding t)))
+                (when (or (equal regexp "")
+                          (string-match regexp (file-name-nondirectory rel)))
+                  (push (concat prefix rel) result))))
+            (nreverse result))))))))
+
 ;;;###autoload
 (defun ftw-directory-files-recursively (dir regexp &optional include-directories
                                             predicate follow-symlinks)
@@ -246,17 +378,25 @@ read is left out)."
                   (file-executable-p root)))
         (directory-files-recursively dir regexp include-directories predicate
                                      follow-symlinks)
-      (let* ((children (make-hash-table :test #'equal))
-             ;; Fewer collections while the many names are made.
+      (let* (;; Fewer collections while the many names are made.
              (gc-cons-threshold (max gc-cons-threshold (* 64 1024 1024)))
-             (ok (if (functionp predicate)
-                     (ftw--descend program root children follow-symlinks
-                                   predicate given)
-                   (ftw--walk program root '("") follow-symlinks nil children))))
-        (if (or ok (eq predicate t))
-            (ftw--assemble children "" given regexp include-directories)
-          (directory-files-recursively dir regexp include-directories predicate
-                                       follow-symlinks))))))
+             (all (if (functionp predicate)
+                      'by-levels
+                    (ftw--all program given root regexp include-directories
+                              predicate follow-symlinks))))
+        (if (listp all)
+            all
+          (let* ((children (make-hash-table :test #'equal))
+                 (ok (and (not (eq all 'fallback))
+                          (if (functionp predicate)
+                              (ftw--descend program root children follow-symlinks
+                                            predicate given)
+                            (ftw--walk program root '("") follow-symlinks nil
+                                       children)))))
+            (if (or ok (and (eq predicate t) (not (eq all 'fallback))))
+                (ftw--assemble children "" given regexp include-directories)
+              (directory-files-recursively dir regexp include-directories predicate
+                                           follow-symlinks))))))))
 
 ;;; project.el backend
 

@@ -92,8 +92,8 @@ pub struct FindArgs {
     order: Option<crate::order::Order>,
 
     /// With --order: print the paths as an Emacs Lisp list of strings, for 'read': '(',
-    /// then each path in double quotes ('"' and '\' escaped with '\', every other byte
-    /// as it is) on a line of its own, then ')'.
+    /// then each path in double quotes on a line of its own ('"' and '\' escaped with
+    /// '\', a newline written '\n', every other byte as it is), then ')'.
     #[arg(long = "lisp", requires = "order", conflicts_with = "print0")]
     lisp: bool,
 

@@ -41,8 +41,9 @@ pub enum Order {
 pub enum Style {
     /// The bytes, then this byte.
     Ended(u8),
-    /// An Emacs Lisp string: `"`, the bytes with `"` and `\` escaped, `"`, a newline;
-    /// the whole a list, `(` first and `)` last.
+    /// An Emacs Lisp string on a line of its own: `"`, the bytes with `"` and `\`
+    /// escaped and a newline written `\n`, `"`; the whole a list, `(` first and `)`
+    /// last.
     Lisp,
 }
 
@@ -278,10 +279,11 @@ impl Printer<'_> {
                 buf.push(b'"');
                 for part in [prefix, name] {
                     for &b in part {
-                        if b == b'"' || b == b'\\' {
-                            buf.push(b'\\');
+                        match b {
+                            b'"' | b'\\' => buf.extend_from_slice(&[b'\\', b]),
+                            b'\n' => buf.extend_from_slice(b"\\n"),
+                            _ => buf.push(b),
                         }
-                        buf.push(b);
                     }
                 }
                 buf.extend_from_slice(b"\"\n");
