@@ -150,6 +150,36 @@ pub fn compare(
     chars(a, a_slash).cmp(chars(b, b_slash))
 }
 
+/// Adds an entry to a directory's node.
+fn push(dir: &Mutex<Node>, name: &[u8], is_dir: bool, print: bool) {
+    let mut node = dir.lock().unwrap_or_else(|p| p.into_inner());
+    let start = node.names.len() as u32;
+    node.names.extend_from_slice(name);
+    node.children.push(Child {
+        start,
+        len: name.len() as u32,
+        dir: is_dir,
+        print,
+        ascii: name.is_ascii(),
+    });
+}
+
+/// Whether the error about `path` (named `name` in the directory of node `dir`) is
+/// an entry the walk could not give: a symbolic link whose target cannot be had, or
+/// one that cannot even be looked at (its directory cannot be searched) and is not
+/// already there (a directory that could not be opened is).
+fn lost(path: &Path, name: &[u8], dir: &Mutex<Node>) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => m.file_type().is_symlink() && std::fs::metadata(path).is_err(),
+        Err(e) => {
+            e.kind() == std::io::ErrorKind::PermissionDenied && {
+                let node = dir.lock().unwrap_or_else(|p| p.into_inner());
+                !node.children.iter().any(|c| node.name(c) == name)
+            }
+        }
+    }
+}
+
 /// The visitor: fills each directory's node, and hands it to its parent's on leaving.
 struct Collect<'a> {
     order: Order,
@@ -170,6 +200,21 @@ impl Visitor for Collect<'_> {
         let e = match item {
             Ok(e) => e,
             Err(err) => {
+                // An entry whose type cannot be had (with -L, a link whose target
+                // cannot: dangling, unreachable, a loop of links; in a directory that
+                // can be read but not searched, any that needs a stat) is listed as a
+                // link that dangles is: not a directory, as Emacs sees it.
+                if let Some(dir) = dir {
+                    let path = crate::os::bytes(err.path().as_os_str()).into_owned();
+                    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(&[]);
+                    if err.depth() > 0
+                        && err.loop_ancestor().is_none()
+                        && lost(err.path(), name, dir)
+                    {
+                        push(dir, name, false, self.select.takes_all());
+                        return Control::Continue;
+                    }
+                }
                 walk_error(&err, self.failed);
                 return Control::Continue;
             }
@@ -188,17 +233,7 @@ impl Visitor for Collect<'_> {
                         .is_ok_and(|m| m.file_type == Some(FileType::Dir)),
                     _ => std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir()),
                 });
-        let name = e.name();
-        let mut node = dir.lock().unwrap_or_else(|p| p.into_inner());
-        let start = node.names.len() as u32;
-        node.names.extend_from_slice(name);
-        node.children.push(Child {
-            start,
-            len: name.len() as u32,
-            dir: is_dir,
-            print,
-            ascii: name.is_ascii(),
-        });
+        push(dir, e.name(), is_dir, print);
         control
     }
 
