@@ -267,7 +267,7 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
   "set -e
 mkdir -p a/z sub/deep 'dir with space' ./-dash .hid 'a b' é 'n
 l' d$(printf '\\377') d$(printf '\\303')x
-touch a-b a.b a0 A a/z/f 'a b/c' ./-lead 'sp ace' 'new
+touch a-b a.b a0 A a/z/f 'a b/c' ./-lead loneé rawĀ 'sp ace' 'new
 line' 'cr\rx' .dot é/ü 日本 'n
 l/in' sub/deep/f.el sub/x.el \
   \"$(printf 'raw\\377')\" \"$(printf 'lone\\303')\" \"$(printf 'latin\\351.el')\" \
