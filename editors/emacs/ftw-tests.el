@@ -195,6 +195,15 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
                            (concat root "sub/deep/deeper/z")
                            (concat root "sub/deep/f.el")))))))
 
+(ert-deftest ftw-tests-project-files-sorted ()
+  "`project-files' comes sorted by ftw: no sort in Lisp, the same list."
+  (ftw-tests-with-tree root
+    (let ((project (cons 'ftw root)))
+      (cl-letf (((symbol-function 'sort)
+                 (lambda (&rest _) (error "No sort expected"))))
+        (setq project (project-files project)))
+      (should (equal project (ftw-tests-find-listing root))))))
+
 (ert-deftest ftw-tests-project-ignores ()
   "Rooted, directory and user patterns of `project-ignores' are honoured."
   (ftw-tests-with-tree root
@@ -247,8 +256,8 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
       (should-not ftw-use-gitignore))
     (let ((ftw-use-gitignore t)
           (args nil))
-      (cl-letf (((symbol-function 'ftw--run)
-                 (lambda (_program a &optional _stderr) (setq args a) (list 0))))
+      (cl-letf (((symbol-function 'ftw--read-list)
+                 (lambda (_program a _dir &optional _decode) (setq args a) (list 0 nil ""))))
         (project-files (cons 'ftw root))
         (should (member "--ignore" args))
         (project-files (cons 'ftw (concat root "sub/")))

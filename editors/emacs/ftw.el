@@ -457,7 +457,7 @@ non-nil."
   "The arguments of ftw to list the files under ROOT.
 ROOT is a local directory file name, IGNORES the patterns of
 `project-ignores'; GITIGNORE non-nil adds --ignore."
-  (append '("find" "-0" "-t" "f")
+  (append '("find" "--order" "paths" "--lisp" "-t" "f")
           (and gitignore '("--ignore"))
           (mapcan (lambda (g) (list "-E" g)) (ftw--exclude-globs ignores root))
           (list "--" root)))
@@ -482,23 +482,19 @@ found or a directory is remote."
                        (if (eq gitignore 'auto)
                            (and ftw-use-gitignore (ftw--git-work-tree-p root) t)
                          gitignore)))
-                (errors (make-temp-file "ftw-errors"))
-                res)
-           (unwind-protect
-               (progn
-                 (setq res (ftw--run program args errors))
-                 (unless (memq (car res) '(0 1))
-                   (error "Listing with ftw failed (%s): %s" (car res)
-                          (with-temp-buffer
-                            (insert-file-contents errors)
-                            (string-trim (buffer-string)))))
-                 (when (eq (car res) 1)
-                   (with-temp-buffer
-                     (insert-file-contents errors)
-                     (message "Errors from ftw listing %s: %s" dir
-                              (car (split-string (buffer-string) "\n" t))))))
-             (delete-file errors))
-           (sort (cdr res) #'string<)))
+                (res (ftw--read-list program args "/" t))
+                (status (nth 0 res))
+                (names (nth 1 res))
+                (errors (string-trim (nth 2 res))))
+           (unless (and (memq status '(0 1)) (listp names))
+             (error "Listing with ftw failed (%s): %s" status errors))
+           (when (eq status 1)
+             (message "Errors from ftw listing %s: %s" dir
+                      (car (split-string errors "\n" t))))
+           ;; ftw sorts them as `string<' sorts the names decoded from UTF-8.
+           (if (ftw--utf-8-p (ftw--coding))
+               names
+             (sort names #'string<))))
        dirs))))
 
 (cl-defmethod project-files ((project (head ftw)) &optional dirs)
