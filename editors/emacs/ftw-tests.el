@@ -380,6 +380,16 @@ chmod 600 nox
         ;; A multibyte DIR: every name multibyte.
         (ftw-tests-same (string-to-multibyte (directory-file-name root)) "" t nil nil)))))
 
+(ert-deftest ftw-tests-case-fold ()
+  "REGEXP is matched as in the caller's buffer (its `case-fold-search')."
+  (ftw-tests-with-odd-tree root
+    (call-process "chmod" nil nil nil "-R" "u+rwx" root)
+    (dolist (fold '(nil t))
+      (with-temp-buffer
+        (setq-local case-fold-search fold)
+        (let ((ours (ftw-tests-same root "\\`a" t nil nil)))
+          (should (eq (and (member (concat root "A") (cadr ours)) t) fold)))))))
+
 (ert-deftest ftw-tests-unreadable ()
   "Unreadable directories: left out with PREDICATE t, an error otherwise."
   (skip-unless (not (zerop (user-uid))))

@@ -137,19 +137,31 @@ that is all ASCII.  Return NAMES, changed in place."
           (forward-line 1)))))
   names)
 
-(defun ftw--read-list (program args dir &optional decode)
+(defun ftw--read-list (program args dir &optional decode reader)
   "Run PROGRAM with ARGS in DIR, and read the Lisp list it prints.
 ARGS ask for \"ftw find --lisp\"; the output goes through a
 temporary file, read whole into a unibyte buffer.  Return
 \(STATUS NAMES ERRORS): NAMES the unibyte strings read (those with
 a byte that is not ASCII decoded with the coding system of file
 names if DECODE is non-nil), or the symbol `unreadable'; ERRORS
-what ftw wrote on standard error."
+what ftw wrote on standard error.  With READER, NAMES is what it
+returns, called with no argument in that buffer, at its start.
+NAMES is `carriage-return' if the output holds one and the coding
+system of file names could take it for the end of a line."
   (let ((out (make-temp-file "ftw-out"))
-        (err (make-temp-file "ftw-err")))
+        (err (make-temp-file "ftw-err"))
+        (coding (ftw--coding))
+        ;; `string-match' as in the caller's buffer.
+        (tables (list case-fold-search (current-case-table) (syntax-table)
+                      (category-table))))
     (unwind-protect
         (with-temp-buffer
           (set-buffer-multibyte nil)
+          (pcase-let ((`(,fold ,case ,syntax ,category) tables))
+            (setq case-fold-search fold)
+            (set-case-table case)
+            (set-syntax-table syntax)
+            (set-category-table category))
           (let* ((coding-system-for-read 'binary)
                  (coding-system-for-write 'binary)
                  (default-directory dir)
@@ -159,16 +171,46 @@ what ftw wrote on standard error."
                  (names 'unreadable))
             (insert-file-contents-literally out)
             (goto-char (point-min))
-            (when (and (memq status '(0 1)) (looking-at "("))
+            (cond
+             ((not (memq status '(0 1))))
+             ((and decode coding (not (eq (coding-system-eol-type coding) 0))
+                   (search-forward "\r" nil t))
+              (setq names 'carriage-return))
+             (reader
+              (setq names (condition-case nil (funcall reader)
+                            (end-of-file 'unreadable)
+                            (invalid-read-syntax 'unreadable))))
+             ((looking-at "(")
               (setq names (condition-case nil (read (current-buffer))
                             (error 'unreadable)))
               (when (and decode (listp names))
-                (ftw--decode-records names (ftw--coding))))
+                (ftw--decode-records names coding))))
             (erase-buffer)
             (insert-file-contents-literally err)
             (list status names (buffer-string))))
       (delete-file out)
       (delete-file err))))
+
+(defun ftw--read-groups (regexp prefix-of coding)
+  "Read the groups of \"ftw find --lisp --group\" from point on.
+Return the names whose last component matches REGEXP: each the
+prefix that the function PREFIX-OF makes of its group's directory
+name (as ftw printed it, unibyte) and that component, decoded with
+CODING where its line has a byte that is not ASCII."
+  (let ((result nil)
+        (buffer (current-buffer)))
+    (while (progn (skip-chars-forward " \n") (not (eobp)))
+      (let* ((ascii (save-excursion
+                      (skip-chars-forward "\0-\177" (line-end-position))
+                      (eolp)))
+             (group (read buffer))
+             (prefix (funcall prefix-of (car group) ascii)))
+        (dolist (leaf (cdr group))
+          (unless ascii
+            (setq leaf (decode-coding-string leaf coding t)))
+          (when (string-match regexp leaf)
+            (push (concat prefix leaf) result)))))
+    (nreverse result)))
 
 (defun ftw--local-directory-p (dir)
   "Non-nil if DIR (absolute) is a local directory without a file name handler."
@@ -294,6 +336,10 @@ ftw prints the names in the order of the result (\"--order
 emacs\"), as a Lisp list (\"--lisp\"), leaving the directories
 out unless INCLUDE-DIRECTORIES (\"--no-dirs\"); what is left to do
 here is to decode the names that are not ASCII and match REGEXP.
+With a REGEXP other than \"\", ftw prints a list per run of names
+of one directory (\"--group\"): the names are read a directory at
+a time, matched as they are, and only those that match are joined
+to their directory's name.
 Return `fallback' where the result could differ from the built-in
 function's: ftw's errors (unless PREDICATE is t and none is a loop
 of links), a carriage return that decoding could change; and
@@ -310,36 +356,46 @@ is not `string<''s then)."
                       (not (string-suffix-p "/" given))
                       (string= root (if cwd (concat cwd given) given))
                       (or (not cwd) (ftw--local-directory-p cwd))))
+         (group (not (equal regexp "")))
+         (plen (length (ftw--prefix (ftw--encode root))))
          (args (append '("find" "--order" "emacs" "--lisp")
+                       (and group '("--group"))
                        (and follow '("-L"))
                        (and (not include-directories) '("--no-dirs"))
-                       (list "--" (if direct given root)))))
+                       (list "--" (if direct given root))))
+         (prefix-of
+          (if direct
+              (lambda (d ascii) (if ascii d (decode-coding-string d coding t)))
+            (let ((given-slash (concat given "/")))
+              (lambda (d _)
+                (concat given-slash
+                        (decode-coding-string (substring d plen) coding t)))))))
     (if (not (ftw--utf-8-p coding))
         'in-lisp
       (pcase-let ((`(,status ,names ,errors)
-                   (ftw--read-list program args (if (and direct cwd) cwd "/") direct)))
+                   (ftw--read-list program args (if (and direct cwd) cwd "/")
+                                   (or direct group)
+                                   (and group
+                                        (lambda ()
+                                          (ftw--read-groups regexp prefix-of coding))))))
         (cond
          ((or (not (listp names))
               (not (or (eq status 0)
                        (and (eq status 1) (eq predicate t)
                             (not (string-match-p "file system loop" errors)))))
-              ;; A carriage return that the coding system could turn
-              ;; into a newline, decoding the name alone.
-              (and (not (eq (coding-system-eol-type coding) 0))
+              ;; A carriage return that the coding system could take for
+              ;; the end of a line, decoding the name alone.
+              (and (not (or direct group))
+                   (not (eq (coding-system-eol-type coding) 0))
                    (cl-some (lambda (n) (string-search "\r" n)) names)))
           'fallback)
-         (direct
-          (if (equal regexp "") names (ftw--keep-matching names regexp)))
+         ((or direct group) names)
          (t
-          (let ((plen (length (ftw--prefix (ftw--encode root))))
-                (prefix (concat given "/"))
-                (file-name-handler-alist nil)
+          (let ((prefix (concat given "/"))
                 (result nil))
             (dolist (n names)
-              (let ((rel (decode-coding-string (substring n plen) coding t)))
-                (when (or (equal regexp "")
-                          (string-match regexp (file-name-nondirectory rel)))
-                  (push (concat prefix rel) result))))
+              (push (concat prefix (decode-coding-string (substring n plen) coding t))
+                    result))
             (nreverse result))))))))
 
 ;;;###autoload

@@ -97,6 +97,12 @@ pub struct FindArgs {
     #[arg(long = "lisp", requires = "order", conflicts_with = "print0")]
     lisp: bool,
 
+    /// With --lisp: one list per line for each run of entries of one directory (in the
+    /// order's sequence), not one list of paths: the directory's path with a '/' after
+    /// it, then the names. No list around them: 'read' them one by one.
+    #[arg(long = "group", requires = "lisp")]
+    group: bool,
+
     /// With --order: leave the directories out of what is printed (they are still
     /// walked); with --order emacs, the symbolic links to directories too.
     #[arg(long = "no-dirs", requires = "order")]
@@ -232,6 +238,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     }
     if let Some(order) = args.order {
         let style = match (args.lisp, args.print0) {
+            (true, _) if args.group => crate::order::Style::LispGroups,
             (true, _) => crate::order::Style::Lisp,
             (false, true) => crate::order::Style::Ended(0),
             (false, false) => crate::order::Style::Ended(b'\n'),
@@ -344,6 +351,7 @@ fn list_in_order(
         dirs: !args.no_dirs,
         out,
         left: args.max_results.unwrap_or(u64::MAX),
+        group: None,
     };
     let excludes = excludes.map(std::sync::Arc::new);
     let mut result = printer.begin();

@@ -45,6 +45,20 @@ pub enum Style {
     /// escaped and a newline written `\n`, `"`; the whole a list, `(` first and `)`
     /// last.
     Lisp,
+    /// Emacs Lisp lists, one a line, one per run of entries of a directory: the
+    /// directory's path and a '/', then the names, each a string as in `Lisp`.
+    LispGroups,
+}
+
+/// Appends `bytes` to `buf` as the inside of an Emacs Lisp string.
+fn quote(buf: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => buf.extend_from_slice(&[b'\\', b]),
+            b'\n' => buf.extend_from_slice(b"\\n"),
+            _ => buf.push(b),
+        }
+    }
 }
 
 /// One entry of a directory, its name in the directory's arena.
@@ -279,6 +293,8 @@ pub struct Printer<'a> {
     pub out: &'a mut Output,
     /// Entries still to print (`--max-results`).
     pub left: u64,
+    /// `LispGroups`: the directory whose list is open.
+    pub group: Option<Vec<u8>>,
 }
 
 impl Printer<'_> {
@@ -292,7 +308,7 @@ impl Printer<'_> {
 
     /// Ends the output.
     pub fn end(&mut self) -> Result<(), Closed> {
-        if self.style == Style::Lisp {
+        if self.style == Style::Lisp || self.group.take().is_some() {
             self.out.buf().extend_from_slice(b")\n");
         }
         self.out.flush()
@@ -312,16 +328,23 @@ impl Printer<'_> {
             }
             Style::Lisp => {
                 buf.push(b'"');
-                for part in [prefix, name] {
-                    for &b in part {
-                        match b {
-                            b'"' | b'\\' => buf.extend_from_slice(&[b'\\', b]),
-                            b'\n' => buf.extend_from_slice(b"\\n"),
-                            _ => buf.push(b),
-                        }
-                    }
-                }
+                quote(buf, prefix);
+                quote(buf, name);
                 buf.extend_from_slice(b"\"\n");
+            }
+            Style::LispGroups => {
+                if self.group.as_deref() != Some(prefix) {
+                    if self.group.is_some() {
+                        buf.extend_from_slice(b")\n");
+                    }
+                    buf.extend_from_slice(b"(\"");
+                    quote(buf, prefix);
+                    buf.push(b'"');
+                    self.group = Some(prefix.to_vec());
+                }
+                buf.extend_from_slice(b" \"");
+                quote(buf, name);
+                buf.push(b'"');
             }
         }
         self.out.end_record()?;
