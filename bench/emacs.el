@@ -31,8 +31,8 @@
     (pcase what
       ('dfr-builtin (directory-files-recursively tree ""))
       ('dfr-ftw (ftw-directory-files-recursively tree ""))
-      ('dfr-re-builtin (directory-files-recursively tree "\\.c\\'" t))
-      ('dfr-re-ftw (ftw-directory-files-recursively tree "\\.c\\'" t))
+      ('dfr-re-builtin (directory-files-recursively tree "\\.js\\'" t))
+      ('dfr-re-ftw (ftw-directory-files-recursively tree "\\.js\\'" t))
       ('dfr-follow-builtin (directory-files-recursively tree "" t t t))
       ('dfr-follow-ftw (ftw-directory-files-recursively tree "" t t t))
       ('project-find (project--files-in-directory root (ftw-bench--ignores root)))

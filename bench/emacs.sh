@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ftw.el against what it replaces, timed inside Emacs (emacs --batch, benchmark-run),
 # warm cache: ftw-directory-files-recursively against directory-files-recursively
-# (REGEXP "", "\.c\'" with directories, and following links), and project-files of an
+# (REGEXP "", "\\.js\\'" with directories, and following links), and project-files of an
 # ftw project against project.el's find-based listing with the same (default) ignores.
 #   bench/emacs.sh [TREES]    TREES: the folder of make-trees.sh (default /bench/trees)
 # One Emacs per measurement, so that its peak memory (VmHWM) is that call's. Prints a

@@ -92,8 +92,9 @@ pub struct FindArgs {
     order: Option<crate::order::Order>,
 
     /// With --order: print the paths as an Emacs Lisp list of strings, for 'read': '(',
-    /// then each path in double quotes on a line of its own ('"' and '\' escaped with
-    /// '\', a newline written '\n', every other byte as it is), then ')'.
+    /// then each path in double quotes on a line of its own (a double quote or a
+    /// backslash escaped with a backslash, a newline written as backslash n, every other
+    /// byte as it is), then ')'.
     #[arg(long = "lisp", requires = "order", conflicts_with = "print0")]
     lisp: bool,
 
