@@ -99,8 +99,8 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
         (dolist (follow '(nil t))
           (dolist (predicate '(nil t))
             (ftw-tests-compare root regexp include predicate follow)))))
-    ;; ftw did the listing (two walks per call), it was no fallback.
-    (should (= (ftw-tests-calls) (* 2 (length ftw-tests-regexps) 8)))))
+    ;; ftw did the listing (one walk per call), it was no fallback.
+    (should (= (ftw-tests-calls) (* (length ftw-tests-regexps) 8)))))
 
 (ert-deftest ftw-tests-predicate ()
   "A PREDICATE function decides which directories are entered."
@@ -195,6 +195,15 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
                            (concat root "sub/deep/deeper/z")
                            (concat root "sub/deep/f.el")))))))
 
+(ert-deftest ftw-tests-project-files-sorted ()
+  "`project-files' comes sorted by ftw: no sort in Lisp, the same list."
+  (ftw-tests-with-tree root
+    (let ((project (cons 'ftw root)))
+      (cl-letf (((symbol-function 'sort)
+                 (lambda (&rest _) (error "No sort expected"))))
+        (setq project (project-files project)))
+      (should (equal project (ftw-tests-find-listing root))))))
+
 (ert-deftest ftw-tests-project-ignores ()
   "Rooted, directory and user patterns of `project-ignores' are honoured."
   (ftw-tests-with-tree root
@@ -247,8 +256,8 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
       (should-not ftw-use-gitignore))
     (let ((ftw-use-gitignore t)
           (args nil))
-      (cl-letf (((symbol-function 'ftw--run)
-                 (lambda (_program a &optional _stderr) (setq args a) (list 0))))
+      (cl-letf (((symbol-function 'ftw--read-list)
+                 (lambda (_program a _dir &optional _decode) (setq args a) (list 0 nil ""))))
         (project-files (cons 'ftw root))
         (should (member "--ignore" args))
         (project-files (cons 'ftw (concat root "sub/")))
@@ -260,6 +269,167 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
           (setq args nil)
           (project-files (cons 'vc root))
           (should (member "--ignore" args)))))))
+
+;;; Odd names, links, unreadable directories: every argument
+
+(defconst ftw-tests-odd-script
+  "set -e
+mkdir -p a/z sub/deep 'dir with space' ./-dash .hid 'a b' é 'n
+l' d$(printf '\\377') d$(printf '\\303')x
+touch a-b a.b a0 A a/z/f 'a b/c' ./-lead loneé rawĀ 'sp ace' 'new
+line' 'cr\rx' .dot é/ü 日本 'n
+l/in' sub/deep/f.el sub/x.el \
+  \"$(printf 'raw\\377')\" \"$(printf 'lone\\303')\" \"$(printf 'latin\\351.el')\" \
+  \"d$(printf '\\377')/in\" \"d$(printf '\\303')x/in.el\" \"$(printf 'ov\\300\\200')\" \
+  \"$(printf 'sur\\355\\240\\200')\" \"$(printf 'big\\364\\220\\200\\200')\" 'q\"uote' 'back\\\\slash'
+ln -s a link-a
+ln -s sub/deep link-deep
+ln -s a.b link-file
+ln -s nowhere dangling
+ln -s ../sub a/up
+mkdir -p locked/in nox/sub
+touch locked/f nox/g nox/sub/h
+ln -s ../a nox/la
+chmod 000 locked
+chmod 600 nox
+"
+  "Shell commands that make the odd tree in the working directory.")
+
+(defmacro ftw-tests-with-odd-tree (var &rest body)
+  "Make the odd tree in a temporary directory, bind VAR to it, run BODY."
+  (declare (indent 1))
+  `(let* ((,var (file-name-as-directory (make-temp-file "ftw-odd" t)))
+          (ftw-tests-calls (expand-file-name "calls" (make-temp-file "ftw-calls" t)))
+          (ftw-program (ftw-tests-wrapper ,var)))
+     (unwind-protect
+         (progn
+           (let ((default-directory ,var))
+             (should (eq 0 (call-process "sh" nil nil nil "-c" ftw-tests-odd-script))))
+           ,@body)
+       (call-process "chmod" nil nil nil "-R" "u+rwx" ,var)
+       (delete-directory ,var t)
+       (delete-directory (file-name-directory ftw-tests-calls) t))))
+
+(defun ftw-tests-outcome (fn &rest args)
+  "The value of FN applied to ARGS with the multibyteness of each name, or its error."
+  (condition-case err
+      (let ((v (apply fn args)))
+        (list 'ok v (mapcar #'multibyte-string-p v)))
+    (error (list 'error err))))
+
+(defun ftw-tests-same (dir regexp include predicate follow)
+  "Whether ftw and the built-in give the same outcome; the arguments as theirs."
+  (let ((ours (ftw-tests-outcome #'ftw-directory-files-recursively
+                                 dir regexp include predicate follow))
+        (theirs (ftw-tests-outcome #'directory-files-recursively
+                                   dir regexp include predicate follow)))
+    (should (equal (list dir regexp include predicate follow ours)
+                   (list dir regexp include predicate follow theirs)))
+    ours))
+
+(defconst ftw-tests-odd-regexps
+  '("" "\\.el\\'" "\\`[^.]" "^a" "[^[:ascii:]]" "\n" "\\`-" "x" "\\bin\\b")
+  "The REGEXPs tried on the odd tree.")
+
+(defun ftw-tests-skip-deep (dir)
+  "A PREDICATE: enter no directory named deep or z."
+  (not (string-match-p "/\\(deep\\|z\\)\\'" dir)))
+
+(ert-deftest ftw-tests-odd-every-argument ()
+  "Every argument combination on odd names, links and unreadable directories."
+  (ftw-tests-with-odd-tree root
+    (let ((file-name-coding-system nil)
+          (default-file-name-coding-system 'utf-8-unix)
+          (case-fold-search nil))
+      (dolist (dir (list root (directory-file-name root)))
+        (dolist (regexp ftw-tests-odd-regexps)
+          (dolist (include '(nil t))
+            (dolist (predicate (list nil t #'ftw-tests-skip-deep))
+              (dolist (follow '(nil t))
+                (ftw-tests-same dir regexp include predicate follow))))))
+      ;; Names that are not UTF-8 came back as Emacs decodes them.
+      (let ((all (ftw-directory-files-recursively root "" t t t)))
+        (should (member (concat root (decode-coding-string "raw\377" 'utf-8-unix)) all))
+        (should (member (concat root "日本") all))
+        (should (member (concat root "new\nline") all))
+        (should (member (concat root "-lead") all))
+        (should (member (concat root "link-a/z/f") all))))))
+
+(ert-deftest ftw-tests-odd-one-run ()
+  "Without PREDICATE function, one ftw run per call, no fallback."
+  (ftw-tests-with-odd-tree root
+    (let ((file-name-coding-system nil)
+          (default-file-name-coding-system 'utf-8-unix))
+      ;; Without the unreadable directories: no error to fall back on.
+      (call-process "chmod" nil nil nil "-R" "u+rwx" root)
+      (delete-directory (concat root "locked") t)
+      (delete-directory (concat root "nox") t)
+      (let ((n 0))
+        (dolist (regexp '("" "\\.el\\'"))
+          (dolist (include '(nil t))
+            (dolist (predicate '(nil t))
+              (dolist (follow '(nil t))
+                (ftw-tests-same root regexp include predicate follow)
+                (setq n (1+ n))
+                (should (= (ftw-tests-calls) n))))))
+        ;; A DIR spelt otherwise (relative, with ~-free dots): the same.
+        (let ((default-directory root))
+          (ftw-tests-same "sub/../a" "" t nil nil)
+          (ftw-tests-same "./sub" "" t nil nil)
+          (ftw-tests-same "sub" "\\.el\\'" nil nil nil))
+        ;; A multibyte DIR: every name multibyte.
+        (ftw-tests-same (string-to-multibyte (directory-file-name root)) "" t nil nil)))))
+
+(ert-deftest ftw-tests-case-fold ()
+  "REGEXP is matched as in the caller's buffer (its `case-fold-search')."
+  (ftw-tests-with-odd-tree root
+    (call-process "chmod" nil nil nil "-R" "u+rwx" root)
+    (dolist (fold '(nil t))
+      (with-temp-buffer
+        (setq-local case-fold-search fold)
+        (let ((ours (ftw-tests-same root "\\`a" t nil nil)))
+          (should (eq (and (member (concat root "A") (cadr ours)) t) fold)))))))
+
+(ert-deftest ftw-tests-unreadable ()
+  "Unreadable directories: left out with PREDICATE t, an error otherwise."
+  (skip-unless (not (zerop (user-uid))))
+  (ftw-tests-with-odd-tree root
+    (let ((file-name-coding-system nil)
+          (default-file-name-coding-system 'utf-8-unix))
+      (dolist (include '(nil t))
+        (dolist (follow '(nil t))
+          (let ((before (ftw-tests-calls))
+                (ours (ftw-tests-same root "" include t follow)))
+            ;; ftw's listing stands: no fallback to the built-in function.
+            (should (eq (car ours) 'ok))
+            (should (= (ftw-tests-calls) (1+ before)))
+            (should-not (member (concat root "locked/f") (cadr ours)))
+            (should (member (concat root "nox/g") (cadr ours))))
+          (should (eq (car (ftw-tests-same root "" include nil follow)) 'error)))))))
+
+(ert-deftest ftw-tests-other-codings ()
+  "File names decoded otherwise than as UTF-8: still the same."
+  (ftw-tests-with-odd-tree root
+    (call-process "chmod" nil nil nil "-R" "u+rwx" root)
+    (dolist (coding '(latin-1 utf-8 utf-8-dos))
+      (let ((file-name-coding-system coding))
+        (dolist (include '(nil t))
+          (ftw-tests-same root "" include nil nil)
+          (ftw-tests-same root "\\.el\\'" include t t))))))
+
+(ert-deftest ftw-tests-order-of-paths ()
+  "\"ftw find --order paths\" gives the order `string<' gives the paths."
+  (ftw-tests-with-odd-tree root
+    (call-process "chmod" nil nil nil "-R" "u+rwx" root)
+    (let* ((file-name-coding-system 'utf-8-unix)
+           (res (ftw--read-list ftw-program
+                                (list "find" "--order" "paths" "--lisp"
+                                      (directory-file-name root))
+                                "/" t))
+           (names (nth 1 res)))
+      (should (eq (car res) 0))
+      (should (> (length names) 30))
+      (should (equal names (sort (copy-sequence names) #'string<))))))
 
 (provide 'ftw-tests)
 

@@ -107,10 +107,110 @@ STDERR, or is discarded if STDERR is nil."
            (status (apply #'call-process program nil (list t stderr) nil
                           (mapcar #'ftw--encode args)))
            (coding (ftw--coding))
-           (out (buffer-string)))
+           (names (split-string (buffer-string) "\0" t)))
+      ;; Each name decoded on its own, as Emacs decodes a file name: one all
+      ;; ASCII stays the unibyte string it is.
       (cons status
-            (split-string (if coding (decode-coding-string out coding t) out)
-                          "\0" t)))))
+            (if coding
+                (mapcar (lambda (n) (decode-coding-string n coding t)) names)
+              names)))))
+
+(defun ftw--decode-records (names coding)
+  "Decode with CODING the NAMES that hold a byte that is not ASCII.
+NAMES were just read from the current buffer, the output of
+\"ftw find --lisp\": one name a line after the first.  The others
+stay the unibyte strings they are, as Emacs leaves a file name
+that is all ASCII.  Return NAMES, changed in place."
+  (when coding
+    (let ((line-start (progn (goto-char (point-min)) (forward-line 1) (point)))
+          (n 0)
+          (cell names)
+          (at 0))
+      (while (progn (skip-chars-forward "\0-\177") (not (eobp)))
+        (let ((bol (line-beginning-position)))
+          (setq n (+ n (count-lines line-start bol))
+                line-start bol
+                cell (nthcdr (- n at) cell)
+                at n)
+          (when cell
+            (setcar cell (decode-coding-string (car cell) coding t)))
+          (forward-line 1)))))
+  names)
+
+(defun ftw--read-list (program args dir &optional decode reader)
+  "Run PROGRAM with ARGS in DIR, and read the Lisp list it prints.
+ARGS ask for \"ftw find --lisp\"; the output goes through a
+temporary file, read whole into a unibyte buffer.  Return
+\(STATUS NAMES ERRORS): NAMES the unibyte strings read (those with
+a byte that is not ASCII decoded with the coding system of file
+names if DECODE is non-nil), or the symbol `unreadable'; ERRORS
+what ftw wrote on standard error.  With READER, NAMES is what it
+returns, called with no argument in that buffer, at its start.
+NAMES is `carriage-return' if the output holds one and the coding
+system of file names could take it for the end of a line."
+  (let ((out (make-temp-file "ftw-out"))
+        (err (make-temp-file "ftw-err"))
+        (coding (ftw--coding))
+        ;; `string-match' as in the caller's buffer.
+        (tables (list case-fold-search (current-case-table) (syntax-table)
+                      (category-table))))
+    (unwind-protect
+        (with-temp-buffer
+          (set-buffer-multibyte nil)
+          (pcase-let ((`(,fold ,case ,syntax ,category) tables))
+            (setq case-fold-search fold)
+            (set-case-table case)
+            (set-syntax-table syntax)
+            (set-category-table category))
+          (let* ((coding-system-for-read 'binary)
+                 (coding-system-for-write 'binary)
+                 (default-directory dir)
+                 (status (apply #'call-process program nil
+                                (list (list :file out) err) nil
+                                (mapcar #'ftw--encode args)))
+                 (names 'unreadable))
+            (insert-file-contents-literally out)
+            (goto-char (point-min))
+            (cond
+             ((not (memq status '(0 1))))
+             ((and decode coding (not (eq (coding-system-eol-type coding) 0))
+                   (search-forward "\r" nil t))
+              (setq names 'carriage-return))
+             (reader
+              (setq names (condition-case nil (funcall reader)
+                            (end-of-file 'unreadable)
+                            (invalid-read-syntax 'unreadable))))
+             ((looking-at "(")
+              (setq names (condition-case nil (read (current-buffer))
+                            (error 'unreadable)))
+              (when (and decode (listp names))
+                (ftw--decode-records names coding))))
+            (erase-buffer)
+            (insert-file-contents-literally err)
+            (list status names (buffer-string))))
+      (delete-file out)
+      (delete-file err))))
+
+(defun ftw--read-groups (regexp prefix-of coding)
+  "Read the groups of \"ftw find --lisp --group\" from point on.
+Return the names whose last component matches REGEXP: each the
+prefix that the function PREFIX-OF makes of its group's directory
+name (as ftw printed it, unibyte) and that component, decoded with
+CODING where its line has a byte that is not ASCII."
+  (let ((result nil)
+        (buffer (current-buffer)))
+    (while (progn (skip-chars-forward " \n") (not (eobp)))
+      (let* ((ascii (save-excursion
+                      (skip-chars-forward "\0-\177" (line-end-position))
+                      (eolp)))
+             (group (read buffer))
+             (prefix (funcall prefix-of (car group) ascii)))
+        (dolist (leaf (cdr group))
+          (unless ascii
+            (setq leaf (decode-coding-string leaf coding t)))
+          (when (string-match regexp leaf)
+            (push (concat prefix leaf) result)))))
+    (nreverse result)))
 
 (defun ftw--local-directory-p (dir)
   "Non-nil if DIR (absolute) is a local directory without a file name handler."
@@ -210,6 +310,94 @@ non-nil if ftw reported no error."
         (setq level (nreverse next))))
     ok))
 
+(defun ftw--utf-8-p (coding)
+  "Return non-nil if CODING is UTF-8, as \"ftw find --order\" assumes.
+Its end of lines does not matter."
+  (and coding (coding-system-p coding)
+       (eq (coding-system-base coding) 'utf-8)))
+
+(defun ftw--keep-matching (names regexp)
+  "Keep in NAMES those whose last component matches REGEXP; destructive."
+  (let* ((file-name-handler-alist nil)
+         (head (cons nil names))
+         (prev head))
+    (while (cdr prev)
+      (if (string-match regexp (file-name-nondirectory (cadr prev)))
+          (setq prev (cdr prev))
+        (setcdr prev (cddr prev))))
+    (cdr head)))
+
+(defun ftw--all (program given root regexp include-directories predicate follow)
+  "`ftw-directory-files-recursively' in one run of PROGRAM, or `fallback'.
+GIVEN is DIR as the result spells it (without a final slash),
+ROOT its local absolute name; REGEXP, INCLUDE-DIRECTORIES and
+FOLLOW as for `directory-files-recursively', PREDICATE nil or t.
+ftw prints the names in the order of the result (\"--order
+emacs\"), as a Lisp list (\"--lisp\"), leaving the directories
+out unless INCLUDE-DIRECTORIES (\"--no-dirs\"); what is left to do
+here is to decode the names that are not ASCII and match REGEXP.
+With a REGEXP other than \"\", ftw prints a list per run of names
+of one directory (\"--group\"): the names are read a directory at
+a time, matched as they are, and only those that match are joined
+to their directory's name.
+Return `fallback' where the result could differ from the built-in
+function's: ftw's errors (unless PREDICATE is t and none is a loop
+of links), a carriage return that decoding could change; and
+`in-lisp' where file names are not decoded as UTF-8 (ftw's order
+is not `string<''s then)."
+  (let* ((coding (ftw--coding))
+         (cwd (and (not (file-name-absolute-p given))
+                   (file-name-as-directory (expand-file-name default-directory))))
+         ;; ftw prints GIVEN itself where it names ROOT plainly: ASCII,
+         ;; unibyte (a multibyte DIR makes every name multibyte), with no
+         ;; ~, . or .. for the system to read otherwise.
+         (direct (and (not (multibyte-string-p given))
+                      (string-match-p "\\`[\0-\177]+\\'" given)
+                      (not (string-suffix-p "/" given))
+                      (string= root (if cwd (concat cwd given) given))
+                      (or (not cwd) (ftw--local-directory-p cwd))))
+         (group (not (equal regexp "")))
+         (plen (length (ftw--prefix (ftw--encode root))))
+         (args (append '("find" "--order" "emacs" "--lisp")
+                       (and group '("--group"))
+                       (and follow '("-L"))
+                       (and (not include-directories) '("--no-dirs"))
+                       (list "--" (if direct given root))))
+         (prefix-of
+          (if direct
+              (lambda (d ascii) (if ascii d (decode-coding-string d coding t)))
+            (let ((given-slash (concat given "/")))
+              (lambda (d _)
+                (concat given-slash
+                        (decode-coding-string (substring d plen) coding t)))))))
+    (if (not (ftw--utf-8-p coding))
+        'in-lisp
+      (pcase-let ((`(,status ,names ,errors)
+                   (ftw--read-list program args (if (and direct cwd) cwd "/")
+                                   (or direct group)
+                                   (and group
+                                        (lambda ()
+                                          (ftw--read-groups regexp prefix-of coding))))))
+        (cond
+         ((or (not (listp names))
+              (not (or (eq status 0)
+                       (and (eq status 1) (eq predicate t)
+                            (not (string-match-p "file system loop" errors)))))
+              ;; A carriage return that the coding system could take for
+              ;; the end of a line, decoding the name alone.
+              (and (not (or direct group))
+                   (not (eq (coding-system-eol-type coding) 0))
+                   (cl-some (lambda (n) (string-search "\r" n)) names)))
+          'fallback)
+         ((or direct group) names)
+         (t
+          (let ((prefix (concat given "/"))
+                (result nil))
+            (dolist (n names)
+              (push (concat prefix (decode-coding-string (substring n plen) coding t))
+                    result))
+            (nreverse result))))))))
+
 ;;;###autoload
 (defun ftw-directory-files-recursively (dir regexp &optional include-directories
                                             predicate follow-symlinks)
@@ -246,17 +434,25 @@ read is left out)."
                   (file-executable-p root)))
         (directory-files-recursively dir regexp include-directories predicate
                                      follow-symlinks)
-      (let* ((children (make-hash-table :test #'equal))
-             ;; Fewer collections while the many names are made.
+      (let* (;; Fewer collections while the many names are made.
              (gc-cons-threshold (max gc-cons-threshold (* 64 1024 1024)))
-             (ok (if (functionp predicate)
-                     (ftw--descend program root children follow-symlinks
-                                   predicate given)
-                   (ftw--walk program root '("") follow-symlinks nil children))))
-        (if (or ok (eq predicate t))
-            (ftw--assemble children "" given regexp include-directories)
-          (directory-files-recursively dir regexp include-directories predicate
-                                       follow-symlinks))))))
+             (all (if (functionp predicate)
+                      'by-levels
+                    (ftw--all program given root regexp include-directories
+                              predicate follow-symlinks))))
+        (if (listp all)
+            all
+          (let* ((children (make-hash-table :test #'equal))
+                 (ok (and (not (eq all 'fallback))
+                          (if (functionp predicate)
+                              (ftw--descend program root children follow-symlinks
+                                            predicate given)
+                            (ftw--walk program root '("") follow-symlinks nil
+                                       children)))))
+            (if (or ok (and (eq predicate t) (not (eq all 'fallback))))
+                (ftw--assemble children "" given regexp include-directories)
+              (directory-files-recursively dir regexp include-directories predicate
+                                           follow-symlinks))))))))
 
 ;;; project.el backend
 
@@ -317,7 +513,7 @@ non-nil."
   "The arguments of ftw to list the files under ROOT.
 ROOT is a local directory file name, IGNORES the patterns of
 `project-ignores'; GITIGNORE non-nil adds --ignore."
-  (append '("find" "-0" "-t" "f")
+  (append '("find" "--order" "paths" "--lisp" "-t" "f")
           (and gitignore '("--ignore"))
           (mapcan (lambda (g) (list "-E" g)) (ftw--exclude-globs ignores root))
           (list "--" root)))
@@ -342,23 +538,19 @@ found or a directory is remote."
                        (if (eq gitignore 'auto)
                            (and ftw-use-gitignore (ftw--git-work-tree-p root) t)
                          gitignore)))
-                (errors (make-temp-file "ftw-errors"))
-                res)
-           (unwind-protect
-               (progn
-                 (setq res (ftw--run program args errors))
-                 (unless (memq (car res) '(0 1))
-                   (error "Listing with ftw failed (%s): %s" (car res)
-                          (with-temp-buffer
-                            (insert-file-contents errors)
-                            (string-trim (buffer-string)))))
-                 (when (eq (car res) 1)
-                   (with-temp-buffer
-                     (insert-file-contents errors)
-                     (message "Errors from ftw listing %s: %s" dir
-                              (car (split-string (buffer-string) "\n" t))))))
-             (delete-file errors))
-           (sort (cdr res) #'string<)))
+                (res (ftw--read-list program args "/" t))
+                (status (nth 0 res))
+                (names (nth 1 res))
+                (errors (string-trim (nth 2 res))))
+           (unless (and (memq status '(0 1)) (listp names))
+             (error "Listing with ftw failed (%s): %s" status errors))
+           (when (eq status 1)
+             (message "Errors from ftw listing %s: %s" dir
+                      (car (split-string errors "\n" t))))
+           ;; ftw sorts them as `string<' sorts the names decoded from UTF-8.
+           (if (ftw--utf-8-p (ftw--coding))
+               names
+             (sort names #'string<))))
        dirs))))
 
 (cl-defmethod project-files ((project (head ftw)) &optional dirs)

@@ -77,6 +77,38 @@ pub struct FindArgs {
     #[arg(long = "sort")]
     sort: bool,
 
+    /// Print in ORDER, once the whole tree is read (nothing is printed before): paths:
+    /// as the whole paths sort as strings (Emacs's 'sort' with 'string<'; for UTF-8
+    /// names 'LC_ALL=C sort'), a directory's contents where its name and a '/' sort;
+    /// emacs: as Emacs's directory-files-recursively returns them, in each directory its
+    /// subdirectories first (a symbolic link to a directory counts as one; it is
+    /// entered only with -L), each one's contents before it, then its other entries.
+    /// Names are compared by code point as Emacs decodes them from UTF-8, a byte that
+    /// is not UTF-8 after every character, a directory's name with a '/' after it.
+    /// The paths are the bytes on disk (never escaped). Not with --sort, --format, -l,
+    /// -x, -X or --mpi.
+    #[arg(long = "order", value_name = "ORDER",
+          conflicts_with_all = ["sort", "format", "long", "exec", "exec_batch", "mpi"])]
+    order: Option<crate::order::Order>,
+
+    /// With --order: print the paths as an Emacs Lisp list of strings, for 'read': '(',
+    /// then each path in double quotes on a line of its own (a double quote or a
+    /// backslash escaped with a backslash, a newline written as backslash n, every other
+    /// byte as it is), then ')'.
+    #[arg(long = "lisp", requires = "order", conflicts_with = "print0")]
+    lisp: bool,
+
+    /// With --lisp: one list per line for each run of entries of one directory (in the
+    /// order's sequence), not one list of paths: the directory's path with a '/' after
+    /// it, then the names. No list around them: 'read' them one by one.
+    #[arg(long = "group", requires = "lisp")]
+    group: bool,
+
+    /// With --order: leave the directories out of what is printed (they are still
+    /// walked); with --order emacs, the symbolic links to directories too.
+    #[arg(long = "no-dirs", requires = "order")]
+    no_dirs: bool,
+
     /// Worker threads. 0 (the default): one per core to start with, and more while they
     /// wait on the disk (a cold cache; the cap is below). 1: a serial walk. With --sort,
     /// N threads read, the printing one among them (by default, as many as without).
@@ -204,6 +236,15 @@ pub fn run(args: FindArgs) -> ExitCode {
         };
         return mpi::run(&args, &roots, &select, excludes, &records, out);
     }
+    if let Some(order) = args.order {
+        let style = match (args.lisp, args.print0) {
+            (true, _) if args.group => crate::order::Style::LispGroups,
+            (true, _) => crate::order::Style::Lisp,
+            (false, true) => crate::order::Style::Ended(0),
+            (false, false) => crate::order::Style::Ended(b'\n'),
+        };
+        return list_in_order(&args, &roots, excludes, order, style, &select, &mut out);
+    }
     let mut b = WalkBuilder::new(&roots[0])
         .min_depth(args.min_depth)
         .follow_links(args.follow)
@@ -283,6 +324,73 @@ pub fn run(args: FindArgs) -> ExitCode {
             return ExitCode::from(1);
         }
         None => {}
+    }
+    if failed.load(Ordering::Relaxed) || select.failed() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `--order`: each root read whole, then printed in `order`. `b` is the walk of the
+/// first root, with every option; the others' walks are the same.
+fn list_in_order(
+    args: &FindArgs,
+    roots: &[PathBuf],
+    excludes: Option<ftw::filter::Excludes>,
+    order: crate::order::Order,
+    style: crate::order::Style,
+    select: &Select,
+    out: &mut crate::output::Output,
+) -> ExitCode {
+    use crate::order::{Printer, collect, prefix};
+    let failed = AtomicBool::new(false);
+    let mut printer = Printer {
+        order,
+        style,
+        dirs: !args.no_dirs,
+        out,
+        left: args.max_results.unwrap_or(u64::MAX),
+        group: None,
+    };
+    let excludes = excludes.map(std::sync::Arc::new);
+    let mut result = printer.begin();
+    for root in roots {
+        if result.is_err() {
+            break;
+        }
+        let mut b = WalkBuilder::new(root)
+            .min_depth(args.min_depth.max(1))
+            .follow_links(args.follow)
+            .same_file_system(args.one_file_system)
+            .threads(args.threads);
+        if let Some(rules) = args.filters.ignore() {
+            b = b.ignore_rules(rules);
+        }
+        if let Some(d) = args.exact_depth {
+            b = b.min_depth(d.max(1)).max_depth(d);
+        }
+        if let Some(d) = args.max_depth {
+            b = b.max_depth(d);
+        }
+        if let Some(ex) = excludes.clone() {
+            thread_local! {
+                static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+            }
+            b = b.filter_entry(move |e| SCRATCH.with_borrow_mut(|s| !ex.is_match(e, s)));
+        }
+        if let Some(mut node) = collect(b, order, select, &failed) {
+            result = printer.print(&mut node, &mut prefix(root)).map(|_| ());
+        }
+    }
+    let result = result.and_then(|()| printer.end());
+    match result {
+        Err(Closed::Pipe) => return ExitCode::SUCCESS,
+        Err(Closed::Failed(e)) => {
+            report(b"standard output", &crate::msg::describe(&e));
+            return ExitCode::from(1);
+        }
+        Ok(()) => {}
     }
     if failed.load(Ordering::Relaxed) || select.failed() {
         ExitCode::from(1)

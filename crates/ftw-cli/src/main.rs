@@ -11,6 +11,7 @@ mod format;
 mod generate;
 mod hints;
 mod msg;
+mod order;
 mod os;
 mod output;
 mod process;

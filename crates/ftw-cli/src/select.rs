@@ -192,6 +192,11 @@ impl Select {
         self.filter.needs_metadata()
     }
 
+    /// Whether every entry is printed (no filter, no --prune).
+    pub fn takes_all(&self) -> bool {
+        self.all
+    }
+
     /// Whether `e` is printed, and what the walk does next.
     #[inline]
     pub fn decide(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> (bool, Control) {

@@ -882,3 +882,62 @@ fn mpi_without_the_feature_says_how_to_build_it() {
     );
     assert!(r.stdout.is_empty());
 }
+
+/// `--order paths` and `--order emacs`: every entry `ftw find` lists, once, the same
+/// with every thread count; `paths` in the order of the whole paths (bytes, for the
+/// paths that are UTF-8: code points then); `emacs` with each directory after its
+/// contents. (The ERT tests of editors/emacs compare `emacs` with Emacs itself.)
+#[test]
+fn order_paths_and_emacs_list_every_entry_in_their_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    odd_tree(tmp.path());
+    let root = tmp.path().to_str().unwrap();
+    let (all, _) = ftw_find(tmp.path(), &[]);
+    for order in ["paths", "emacs"] {
+        let mut first: Option<Vec<Vec<u8>>> = None;
+        for j in THREADS {
+            // In the order printed (ftw_find sorts).
+            let r = run(Command::new(ftw_bin())
+                .args(["find", "-0", "--order", order, "-j", j])
+                .arg(tmp.path()));
+            let ours: Vec<Vec<u8>> = r
+                .stdout
+                .split(|&b| b == 0)
+                .filter(|x| !x.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect();
+            let mut set = ours.clone();
+            set.sort();
+            assert_eq!(
+                show(&set),
+                show(&all),
+                "--order {order} -j {j}: {}",
+                r.stderr
+            );
+            match &first {
+                None => first = Some(ours),
+                Some(f) => assert_same(&format!("--order {order} -j {j}"), &ours, f),
+            }
+        }
+        let ours = first.unwrap();
+        let utf8: Vec<&Vec<u8>> = ours
+            .iter()
+            .filter(|p| std::str::from_utf8(p).is_ok())
+            .collect();
+        if order == "paths" {
+            assert!(utf8.windows(2).all(|w| w[0] < w[1]), "{}", show(&ours));
+        } else {
+            // Each directory comes after everything below it.
+            for (i, p) in ours.iter().enumerate() {
+                let mut below = p.clone();
+                below.push(b'/');
+                assert!(
+                    !ours[i + 1..].iter().any(|q| q.starts_with(&below)),
+                    "{} before its contents",
+                    String::from_utf8_lossy(p)
+                );
+            }
+        }
+        assert!(ours.iter().all(|p| p.starts_with(root.as_bytes())));
+    }
+}
