@@ -84,7 +84,7 @@ const SMALL_MAIN_STACK: u64 = 1 << 20;
 const STACK: usize = 8 << 20;
 
 /// Below this, a main stack that cannot be raised is too small for some commands (they
-/// need from about 28 KiB): a warning says so. Above it, ftw runs as it is, unwarned.
+/// need from about 36 KiB): a warning says so. Above it, ftw runs as it is, unwarned.
 const TOO_SMALL_MAIN_STACK: u64 = 64 << 10;
 
 fn main() -> ExitCode {
