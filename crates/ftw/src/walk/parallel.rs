@@ -24,7 +24,7 @@ use crate::sys::{Dir, DirBuf};
 use std::ffi::CStr;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What each worker of a [`ParallelWalk`] reports entries to.
 ///
@@ -174,6 +174,8 @@ struct Part<S> {
     root_dev: u64,
     has_dirs: bool,
     sub_base: SubBase,
+    /// Set when a worker starts on the part: its reader keeps one part waiting.
+    started: Arc<AtomicBool>,
 }
 
 /// A worker's own things: its read buffer, its listing, its visitor.
@@ -506,13 +508,20 @@ fn run_job<V>(
     // Subdirectories' jobs held back, to be pushed last first (so this worker, popping
     // the newest, takes the first first: see `Options::first_sub_first`).
     let mut held = Vec::new();
-    // A part of a huge directory (but the last) goes to an idle worker where one is,
-    // and this one reads on: the calls made per entry are spread over the workers.
+    // A part of a huge directory (but the last) goes out where a worker is idle, or
+    // where none of this directory's parts waits in the queue (so that a worker that
+    // finishes its part finds the next one there, not a gap until this reader reads
+    // again), and this one reads on: the calls made per entry are spread over the
+    // workers, with at most one part waiting beside those being worked on.
     let share = opts.share_parts && !opts.first_sub_first;
     let mut last_sub = None;
+    let mut waiting: Option<Arc<AtomicBool>> = None;
     loop {
+        let queue_empty = waiting.as_ref().is_none_or(|w| w.load(Ordering::Acquire));
         match &kept.handle {
-            Some(h) if more && share && scope.has_idle() => {
+            Some(h) if more && share && (queue_empty || scope.has_idle()) => {
+                let started = Arc::new(AtomicBool::new(false));
+                waiting = Some(started.clone());
                 let part = Part {
                     list: std::mem::take(&mut state.list),
                     node: node.clone(),
@@ -522,6 +531,7 @@ fn run_job<V>(
                     root_dev,
                     has_dirs,
                     sub_base: sub_base.clone(),
+                    started,
                 };
                 scope.push(Job::Part(Box::new(part)));
             }
@@ -618,7 +628,9 @@ fn run_part<V>(
         root_dev,
         has_dirs,
         sub_base,
+        started,
     } = part;
+    started.store(true, Ordering::Release);
     // The part's listing is this worker's while it is reported; its own is kept for
     // the next directory it reads.
     let own_list = std::mem::replace(&mut state.list, list);

@@ -249,26 +249,27 @@ impl<J> Scope<'_, J> {
         }
         if let Some(start) = self.starter {
             // The first job found more: workers start now, not when it ends (a huge
-            // directory's subdirectories are walked while it is read).
+            // directory's subdirectories are walked while it is read). Those started
+            // earlier may sleep: they are woken below like any other.
             start();
-            return;
         }
         // Orders the push before the look at `sleepers`, as a worker going to sleep
         // orders its count before its last look for jobs: either it sees this job or
         // this sees it asleep (and wakes it under the lock, so not before it waits).
         fence(Ordering::SeqCst);
         let live = shared.live.load(Ordering::Relaxed);
-        if live < shared.want.load(Ordering::Relaxed) && pending > live {
+        if self.starter.is_none() && live < shared.want.load(Ordering::Relaxed) && pending > live {
             // Work for another starting worker: the watching thread spawns it.
             shared.wake_watcher();
             return;
         }
         let sleepers = shared.sleepers.load(Ordering::Relaxed);
         // A sleeper is woken only when the jobs not yet finished outnumber the workers
-        // awake (each running one): a job then waits with no one free to take it. Where
-        // the awake workers will soon take it themselves, a wake-up would cost two
-        // system calls for nothing.
-        if sleepers > 0 && pending > live.saturating_sub(sleepers) {
+        // awake (each running one, and the calling thread its first): a job then waits
+        // with no one free to take it. Where the awake workers will soon take it
+        // themselves, a wake-up would cost two system calls for nothing.
+        let awake = live.saturating_sub(sleepers) + usize::from(self.starter.is_some());
+        if sleepers > 0 && pending > awake {
             let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
             shared.idle.notify_one();
         }
