@@ -340,7 +340,7 @@ fn matched<'e, 'a>(
 ) -> Option<(&'e Entry<'a>, Control)> {
     match item {
         Ok(e) => {
-            let (print, control) = select.decide(e, scratch);
+            let (print, control) = select.decide(&mut { *e }, scratch);
             print.then_some((e, control))
         }
         Err(err) => {

@@ -6,6 +6,7 @@ use crate::output::{Age, Closed, LATENCY, Output};
 use crate::select::{FilterArgs, Select};
 use crate::term::{ColorArg, Names};
 use clap::Args;
+use ftw::sys::StatMask;
 use ftw::walk::{Control, ParallelVisitor, WalkBuilder};
 
 use std::ffi::OsString;
@@ -189,7 +190,7 @@ pub fn run(args: FindArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let (select, excludes) = match args.filters.build() {
+    let (mut select, excludes) = match args.filters.build() {
         Ok(f) => f,
         Err(e) => {
             report(b"find", &e);
@@ -207,6 +208,8 @@ pub fn run(args: FindArgs) -> ExitCode {
         (None, true) => Some(Format::long()),
         (None, false) => None,
     };
+    // What the filters fetch, they fetch with what the record shows.
+    select.fetch_also(format.as_ref().map_or(StatMask::TYPE, Format::mask));
     let mut out = match Output::stdout() {
         Ok(o) => o,
         Err(e) => {
@@ -224,6 +227,7 @@ pub fn run(args: FindArgs) -> ExitCode {
         // mpirun hands the ranks a terminal of its own, which says nothing of where the
         // output goes: written as piped (the bytes, colours only if asked for).
         let names = Names::new(false, args.color.color.colors(false));
+        select.fetch_also(names.metadata_mask());
         let end = match (&args.format, args.print0) {
             (Some(_), _) => None,
             (None, true) => Some(0u8),
@@ -269,6 +273,7 @@ pub fn run(args: FindArgs) -> ExitCode {
     }
     // Metadata is asked for relative to the directory's handle.
     let names = Names::stdout(args.color.color);
+    select.fetch_also(names.metadata_mask());
     let wants_metadata =
         format.as_ref().is_some_and(Format::needs_metadata) || names.needs_metadata();
     if select.needs_metadata() || wants_metadata {
@@ -528,6 +533,8 @@ impl ParallelVisitor for Batcher<'_> {
         let mut control = Control::Continue;
         match item {
             Ok(entry) => {
+                // (A copy, to carry the metadata the filters fetch to the record.)
+                let entry = &mut { *entry };
                 let (print, then) = self.select.decide(entry, &mut self.scratch);
                 if !print {
                     return then;

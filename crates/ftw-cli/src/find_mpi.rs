@@ -66,6 +66,8 @@ impl Work for FindWork<'_> {
         let mut root_dev = (depth > 0).then_some(job.dev);
         b.build().visit(|item| match item {
             Ok(e) => {
+                // (A copy, to carry the metadata the filters fetch to the output.)
+                let e = &mut { *e };
                 // Every entry of the directory comes (its subdirectories make jobs); those
                 // above the minimum depth are not printed, and not pruned, as the single
                 // walk does not report them.

@@ -325,6 +325,11 @@ impl Format {
         Format { pieces, long, mask }
     }
 
+    /// The metadata fields the template shows; `TYPE` for none.
+    pub fn mask(&self) -> StatMask {
+        self.mask.unwrap_or(StatMask::TYPE)
+    }
+
     /// Whether the template needs metadata (the walk then keeps its handles).
     pub fn needs_metadata(&self) -> bool {
         self.mask.is_some()

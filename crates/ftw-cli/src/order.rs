@@ -237,7 +237,7 @@ impl Visitor for Collect<'_> {
             // A root: never printed.
             return Control::Continue;
         };
-        let (print, control) = self.select.decide(e, &mut self.scratch);
+        let (print, control) = self.select.decide(&mut { *e }, &mut self.scratch);
         let is_dir = e.is_dir()
             || (self.order == Order::Emacs
                 && e.file_type() == FileType::Symlink

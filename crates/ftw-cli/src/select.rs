@@ -6,6 +6,7 @@ use clap::Args;
 use ftw::filter::{
     Case, Excludes, Filter, Ignore, IgnoreOptions, PatternKind, Patterns, SizeLimit, Time, Types,
 };
+use ftw::sys::StatMask;
 use ftw::walk::{Control, Entry, ParallelVisitor, WalkBuilder, WalkStats};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -184,6 +185,8 @@ pub struct Select {
     /// Set when an entry's metadata, asked for by a filter, could not be had
     /// (reported).
     filter_failed: AtomicBool,
+    /// The fields the output reads after the filters: asked for with theirs.
+    also: StatMask,
 }
 
 impl Select {
@@ -197,13 +200,20 @@ impl Select {
         self.all
     }
 
-    /// Whether `e` is printed, and what the walk does next.
+    /// Where a filter asks for an entry's metadata, the fields of `mask` are asked for
+    /// with it, for what prints the entry next (its size, its mode for a colour).
+    pub fn fetch_also(&mut self, mask: StatMask) {
+        self.also = self.also | mask;
+    }
+
+    /// Whether `e` is printed, and what the walk does next. Metadata a filter fetched
+    /// is left in `e` ([`Select::fetch_also`]).
     #[inline]
-    pub fn decide(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> (bool, Control) {
+    pub fn decide(&self, e: &mut Entry<'_>, scratch: &mut Vec<u8>) -> (bool, Control) {
         if self.all {
             return (true, Control::Continue);
         }
-        let print = match self.filter.check(e, scratch) {
+        let print = match self.filter.check_keeping(e, scratch, self.also) {
             Ok(print) => print,
             // The entry is there but what the filters ask of it is not to be had: said,
             // as find says it, and the exit status is 1.
@@ -281,6 +291,7 @@ impl FilterArgs {
                 prune: self.prune,
                 all,
                 filter_failed: AtomicBool::new(false),
+                also: StatMask::TYPE,
             },
             excludes,
         ))

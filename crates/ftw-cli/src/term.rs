@@ -170,6 +170,16 @@ impl Names {
             .is_some_and(|c| c.file_mode || c.dir_mode || c.orphans)
     }
 
+    /// The fields of an entry's own metadata that colouring reads (its mode, its link
+    /// count); `TYPE` for none.
+    pub fn metadata_mask(&self) -> StatMask {
+        match &self.colors {
+            Some(c) if (c.file_mode || c.dir_mode) && c.nlink => StatMask::MODE | StatMask::NLINK,
+            Some(c) if c.file_mode || c.dir_mode => StatMask::MODE,
+            _ => StatMask::TYPE,
+        }
+    }
+
     /// Appends bytes of a name or path, escaped on a terminal.
     #[inline]
     pub fn text(&self, bytes: &[u8], out: &mut Vec<u8>) {

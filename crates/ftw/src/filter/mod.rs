@@ -259,6 +259,45 @@ impl Filter {
     /// # }
     /// ```
     pub fn check(&self, e: &Entry<'_>, scratch: &mut Vec<u8>) -> io::Result<bool> {
+        let mut e = *e;
+        self.check_keeping(&mut e, scratch, StatMask::TYPE)
+    }
+
+    /// As [`Filter::check`]; and where the filter asks for `e`'s metadata, it asks for
+    /// the fields of `also` with it (one call) and leaves them in `e`
+    /// ([`Entry::with_metadata`]), so that what the caller reads next (a size to print,
+    /// a mode to colour by) costs no second call.
+    ///
+    /// # Errors
+    ///
+    /// As [`Filter::check`].
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use ftw::filter::{Filter, SizeLimit};
+    /// use ftw::sys::StatMask;
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("big"), vec![0u8; 2000])?;
+    /// let filter = Filter::new().size("+1k".parse::<SizeLimit>().unwrap());
+    /// let mut scratch = Vec::new();
+    /// ftw::walk::WalkBuilder::new(dir.path()).min_depth(1).build().visit(|item| {
+    ///     let mut e = *item.unwrap();
+    ///     assert!(filter.check_keeping(&mut e, &mut scratch, StatMask::MODE).unwrap());
+    ///     std::fs::remove_file(e.path()).unwrap();
+    ///     // The size and mode the filter fetched, with no call (the file is gone).
+    ///     let m = e.metadata(StatMask::SIZE | StatMask::MODE).unwrap();
+    ///     assert_eq!((m.size, m.mode & 0o170000), (2000, 0o100000));
+    ///     ftw::walk::Control::Continue
+    /// });
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn check_keeping(
+        &self,
+        e: &mut Entry<'_>,
+        scratch: &mut Vec<u8>,
+        also: StatMask,
+    ) -> io::Result<bool> {
         let t = e.file_type();
         if !self.types.admits(t) {
             return Ok(false);
@@ -281,7 +320,8 @@ impl Filter {
         if t == FileType::Dir && mask == StatMask::SIZE && self.types.empty {
             return dir_is_empty(e, scratch);
         }
-        let m = e.metadata(mask)?;
+        let m = e.metadata(mask | also)?;
+        *e = e.with_metadata(mask | also, m);
         if !self.sizes.iter().all(|s| s.admits(m.size)) {
             return Ok(false);
         }

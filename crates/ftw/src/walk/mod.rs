@@ -536,6 +536,8 @@ pub struct Entry<'a> {
     /// The name followed by its NUL (made a `CStr` only when asked: checking it costs a
     /// pass over the name).
     pub(crate) c_name: Option<&'a [u8]>,
+    /// Metadata fetched already, and which fields of it ([`Entry::with_metadata`]).
+    pub(crate) known: Option<(StatMask, Metadata)>,
 }
 
 impl<'a> Entry<'a> {
@@ -553,6 +555,7 @@ impl<'a> Entry<'a> {
             meta: None,
             dir: None,
             c_name: None,
+            known: None,
         }
     }
 
@@ -665,6 +668,11 @@ impl<'a> Entry<'a> {
     /// # }
     /// ```
     pub fn metadata(&self, mask: StatMask) -> std::io::Result<Metadata> {
+        if let Some((have, m)) = self.known {
+            if have.contains(mask) {
+                return Ok(m);
+            }
+        }
         let follow = (self.followed_link || self.depth == 0) && self.file_type != FileType::Symlink;
         if !follow && crate::sys::listing_answers(mask) {
             if let Some(m) = self.listed_metadata() {
@@ -674,6 +682,40 @@ impl<'a> Entry<'a> {
         match (self.dir(), self.c_name()) {
             (Some(dir), Some(name)) => dir.stat_at(name, mask, follow),
             _ => crate::sys::stat_path(&self.path(), mask, follow),
+        }
+    }
+
+    /// A copy of the entry that answers [`Entry::metadata`] for the fields of `mask`
+    /// with `meta`, with no call: metadata fetched already (as
+    /// [`crate::filter::Filter::check_keeping`] leaves it) is not fetched again by what
+    /// reads the entry next. `meta` must be this entry's, as [`Entry::metadata`] gave it
+    /// for `mask`.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use ftw::sys::StatMask;
+    /// use ftw::walk::{Control, WalkBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("f"), b"12345")?;
+    /// WalkBuilder::new(dir.path()).min_depth(1).build().visit(|item| {
+    ///     let e = item.unwrap();
+    ///     let m = e.metadata(StatMask::SIZE | StatMask::MODE).unwrap();
+    ///     let known = e.with_metadata(StatMask::SIZE | StatMask::MODE, m);
+    ///     std::fs::remove_file(e.path()).unwrap();
+    ///     // Answered from what was fetched: the file is gone.
+    ///     assert_eq!(known.metadata(StatMask::SIZE).unwrap().size, 5);
+    ///     assert!(e.metadata(StatMask::SIZE).is_err());
+    ///     Control::Continue
+    /// });
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_metadata(self, mask: StatMask, meta: Metadata) -> Entry<'a> {
+        Entry {
+            known: Some((mask, meta)),
+            ..self
         }
     }
 

@@ -177,6 +177,7 @@ impl<'a> Entry<'a> {
             meta: item.meta,
             dir: at.dir,
             c_name: Some(list.name_with_nul(item)),
+            known: None,
         }
     }
 }
