@@ -60,6 +60,8 @@ fn metadata(m: &fs::Metadata) -> Metadata {
             atime_nsec: m.atime_nsec() as u32,
             ctime: m.ctime(),
             ctime_nsec: m.ctime_nsec() as u32,
+            // Not told by std: none known.
+            attributes: super::Attributes::default(),
         }
     }
     #[cfg(not(unix))]
