@@ -268,31 +268,23 @@ impl Dir {
     /// `/proc` or where the file system has no extended attributes.
     pub fn xattr_names_at(&self, name: &CStr, follow: bool) -> io::Result<Vec<u8>> {
         let path = self.proc_path(name)?;
-        loop {
-            let query = if follow {
-                rfs::listxattr_query(path.as_c_str())
-            } else {
-                rfs::llistxattr_query(path.as_c_str())
-            };
-            let n = query.map_err(|e| proc_err(e, &path))?;
-            if n == 0 {
-                return Ok(Vec::new());
-            }
-            let mut buf = vec![0u8; n];
-            let r = if follow {
-                rfs::listxattr(path.as_c_str(), &mut buf[..])
-            } else {
-                rfs::llistxattr(path.as_c_str(), &mut buf[..])
-            };
-            match r {
-                Ok(len) => {
-                    buf.truncate(len);
-                    return Ok(buf);
+        sized_read(
+            || {
+                let n = if follow {
+                    rfs::listxattr_query(path.as_c_str())
+                } else {
+                    rfs::llistxattr_query(path.as_c_str())
+                };
+                n.map_err(|e| proc_err(e, &path))
+            },
+            |buf| {
+                if follow {
+                    rfs::listxattr(path.as_c_str(), buf)
+                } else {
+                    rfs::llistxattr(path.as_c_str(), buf)
                 }
-                Err(Errno::RANGE) => continue,
-                Err(e) => return Err(cvt(e)),
-            }
-        }
+            },
+        )
     }
 
     /// The value of the extended attribute `attr` of the entry `name` (`lgetxattr`;
@@ -304,28 +296,23 @@ impl Dir {
     /// `Unsupported` without `/proc`.
     pub fn xattr_at(&self, name: &CStr, attr: &CStr, follow: bool) -> io::Result<Vec<u8>> {
         let path = self.proc_path(name)?;
-        loop {
-            let query = if follow {
-                rfs::getxattr_query(path.as_c_str(), attr)
-            } else {
-                rfs::lgetxattr_query(path.as_c_str(), attr)
-            };
-            let n = query.map_err(|e| proc_err(e, &path))?;
-            let mut buf = vec![0u8; n.max(1)];
-            let r = if follow {
-                rfs::getxattr(path.as_c_str(), attr, &mut buf[..])
-            } else {
-                rfs::lgetxattr(path.as_c_str(), attr, &mut buf[..])
-            };
-            match r {
-                Ok(len) => {
-                    buf.truncate(len);
-                    return Ok(buf);
+        sized_read(
+            || {
+                let n = if follow {
+                    rfs::getxattr_query(path.as_c_str(), attr)
+                } else {
+                    rfs::lgetxattr_query(path.as_c_str(), attr)
+                };
+                n.map_err(|e| proc_err(e, &path))
+            },
+            |buf| {
+                if follow {
+                    rfs::getxattr(path.as_c_str(), attr, buf)
+                } else {
+                    rfs::lgetxattr(path.as_c_str(), attr, buf)
                 }
-                Err(Errno::RANGE) => continue,
-                Err(e) => return Err(cvt(e)),
-            }
-        }
+            },
+        )
     }
 
     /// Sets the extended attribute `attr` of the entry `name` of this directory, a
@@ -496,37 +483,42 @@ impl File {
 }
 
 fn list_xattrs(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {
+    sized_read(
+        || match rfs::flistxattr_query(fd) {
+            // No extended attributes here: none to list.
+            Err(Errno::OPNOTSUPP) => Ok(0),
+            n => n.map_err(cvt),
+        },
+        |buf| rfs::flistxattr(fd, buf),
+    )
+}
+
+fn get_xattr(fd: BorrowedFd<'_>, name: &CStr) -> io::Result<Vec<u8>> {
+    sized_read(
+        || rfs::fgetxattr_query(fd, name).map_err(cvt),
+        |buf| rfs::fgetxattr(fd, name, buf),
+    )
+}
+
+/// A list of extended attributes' names or an attribute's value, in two calls: its
+/// size (`query`; 0: nothing to read), then into a buffer of that size (`read`); asked
+/// again where it grew in between (`ERANGE`).
+fn sized_read(
+    query: impl Fn() -> io::Result<usize>,
+    read: impl Fn(&mut [u8]) -> rustix::io::Result<usize>,
+) -> io::Result<Vec<u8>> {
     loop {
-        let n = match rfs::flistxattr_query(fd) {
-            Ok(n) => n,
-            Err(Errno::OPNOTSUPP) => return Ok(Vec::new()),
-            Err(e) => return Err(cvt(e)),
-        };
+        let n = query()?;
         if n == 0 {
             return Ok(Vec::new());
         }
         let mut buf = vec![0u8; n];
-        match rfs::flistxattr(fd, &mut buf[..]) {
+        match read(&mut buf[..]) {
             Ok(len) => {
                 buf.truncate(len);
                 return Ok(buf);
             }
             // Grown meanwhile: ask its size again.
-            Err(Errno::RANGE) => continue,
-            Err(e) => return Err(cvt(e)),
-        }
-    }
-}
-
-fn get_xattr(fd: BorrowedFd<'_>, name: &CStr) -> io::Result<Vec<u8>> {
-    loop {
-        let n = rfs::fgetxattr_query(fd, name).map_err(cvt)?;
-        let mut buf = vec![0u8; n.max(1)];
-        match rfs::fgetxattr(fd, name, &mut buf[..]) {
-            Ok(len) => {
-                buf.truncate(len);
-                return Ok(buf);
-            }
             Err(Errno::RANGE) => continue,
             Err(e) => return Err(cvt(e)),
         }
