@@ -488,6 +488,48 @@ fn cp_a_copies_a_deep_chain_under_a_small_limit_of_handles() {
 }
 
 #[test]
+fn cp_a_of_many_hard_linked_directories_under_a_small_limit_of_handles_ends() {
+    // 3,000 directories, each with a hard link to a file of another: the links' first
+    // copies' directories are opened again while a small budget of handles closes
+    // others. A worker leaving a directory once held its handle's lock while closing
+    // others' handles, and two workers waited on each other for ever (8 runs in 8 hung
+    // on this tree).
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let n = 3000;
+    for i in 0..n {
+        let d = src.join(format!("a{}/b{i}", i % 50));
+        std::fs::create_dir_all(&d).unwrap();
+        for j in 0..3 {
+            std::fs::write(d.join(format!("f{j}")), b"x").unwrap();
+        }
+    }
+    for i in 0..n {
+        let t = (i * 7919) % n;
+        std::fs::hard_link(
+            src.join(format!("a{}/b{t}/f0", t % 50)),
+            src.join(format!("a{}/b{i}/l{i}", i % 50)),
+        )
+        .unwrap();
+    }
+    for round in 0..4 {
+        let dst = tmp.path().join(format!("dst{round}"));
+        let r = run_within(
+            Command::new("sh")
+                .arg("-c")
+                .arg("ulimit -n 48 && exec \"$0\" cp -a -j8 \"$1\" \"$2\"")
+                .arg(ftw_bin())
+                .arg(&src)
+                .arg(&dst),
+            std::time::Duration::from_secs(120),
+        );
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "round {round}");
+        rsync_same(&src, &dst);
+        std::fs::remove_dir_all(&dst).unwrap();
+    }
+}
+
+#[test]
 fn cp_as_nobody_keeps_no_owner_and_says_nothing() {
     let u = Unprivileged::new("ftw-cp-nobody");
     std::fs::create_dir_all(u.root.join("src/sub")).unwrap();

@@ -1828,12 +1828,14 @@ impl Visitor for Copier<'_, '_> {
                 .unwrap_or_else(|e| e.into_inner())
                 .is_none();
             if closed {
-                if let Some(own) = node
+                // The lock let go of before `keep`, which may close (lock) other nodes'
+                // handles while another worker, holding one of them, waits for this one.
+                let own = node
                     .handle
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .clone()
-                {
+                    .clone();
+                if let Some(own) = own {
                     if let Ok(up) = own.open_at(c"..") {
                         if check_id(&up, pnode.id).is_ok() {
                             self.shared.keep(pnode, Arc::new(up));
