@@ -85,4 +85,4 @@ mod job;
 #[cfg(feature = "mpi")]
 pub use engine::{Ctx, Mpi, Options, Stats, Work};
 #[cfg(feature = "mpi")]
-pub use job::{Held, Job};
+pub use job::{Held, Job, Replaced};
