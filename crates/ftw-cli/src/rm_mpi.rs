@@ -652,21 +652,17 @@ pub(super) fn run(how: &How, paths: &[OsString]) -> ExitCode {
         .collect();
     let mut status = u8::from(refused.iter().any(|&r| r != 0));
     let given: Vec<Vec<u8>> = kept.iter().map(|p| p.as_bytes().to_vec()).collect();
-    // The engine's roots: as the paths below them are shown (no trailing slash).
-    let roots: Vec<Vec<u8>> = given
-        .iter()
-        .map(|g| match trim_slashes(g) {
-            b"" if !g.is_empty() => b"/".to_vec(),
-            t => t.to_vec(),
-        })
-        .collect();
-    let work = RmWork {
-        how,
-        given,
-        pending: Mutex::default(),
-        next_token: AtomicU64::new(0),
-        failed: AtomicBool::new(false),
-        read_only: AtomicBool::new(false),
+    // PATHs that hold one another are removed one after another, in their order, as the
+    // single process removes them (together, each would find the other's work done
+    // under it); rank 0 decides.
+    let mut apart = [u64::from(mpi.rank() == 0 && overlap(&given))];
+    mpi.broadcast(&mut apart);
+    let batches: Vec<Vec<Vec<u8>>> = if apart[0] != 0 {
+        given.iter().map(|g| vec![g.clone()]).collect()
+    } else if given.is_empty() {
+        Vec::new()
+    } else {
+        vec![given]
     };
     let opts = Options {
         threads: how.threads,
@@ -695,19 +691,32 @@ pub(super) fn run(how: &How, paths: &[OsString]) -> ExitCode {
             }
         }
     };
-    if !roots.is_empty() {
+    let mut total = ftw_mpi::Stats::default();
+    let mut failed = false;
+    let mut read_only = false;
+    for given in batches {
+        // The engine's roots: as the paths below them are shown (no trailing slash).
+        let roots: Vec<Vec<u8>> = given
+            .iter()
+            .map(|g| match trim_slashes(g) {
+                b"" if !g.is_empty() => b"/".to_vec(),
+                t => t.to_vec(),
+            })
+            .collect();
+        let work = RmWork {
+            how,
+            given,
+            pending: Mutex::default(),
+            next_token: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+            read_only: AtomicBool::new(false),
+        };
         match mpi.walk(&roots, &opts, &work, &mut write) {
             Ok(stats) => {
-                if mpi.rank() == 0 && std::env::var_os("FTW_MPI_STATS").is_some() {
-                    eprintln!(
-                        "ftw: mpi: {} ranks, {} jobs, {} sent, {} received, {} requests for work",
-                        mpi.size(),
-                        stats.jobs,
-                        stats.sent,
-                        stats.received,
-                        stats.steals
-                    );
-                }
+                total.jobs += stats.jobs;
+                total.sent += stats.sent;
+                total.received += stats.received;
+                total.steals += stats.steals;
             }
             Err(e) => {
                 if mpi.rank() == 0 {
@@ -716,14 +725,26 @@ pub(super) fn run(how: &How, paths: &[OsString]) -> ExitCode {
                 status = 2;
             }
         }
+        let held = work.pending.lock().unwrap_or_else(|e| e.into_inner()).len();
+        if held > 0 {
+            report(
+                b"--mpi",
+                &format!("{held} directories were left waiting on their contents (a bug)"),
+            );
+            status = status.max(1);
+        }
+        failed |= work.failed.load(Ordering::Relaxed);
+        read_only |= work.read_only.load(Ordering::Relaxed);
     }
-    let held = work.pending.lock().unwrap_or_else(|e| e.into_inner()).len();
-    if held > 0 {
-        report(
-            b"--mpi",
-            &format!("{held} directories were left waiting on their contents (a bug)"),
+    if mpi.rank() == 0 && std::env::var_os("FTW_MPI_STATS").is_some() {
+        eprintln!(
+            "ftw: mpi: {} ranks, {} jobs, {} sent, {} received, {} requests for work",
+            mpi.size(),
+            total.jobs,
+            total.sent,
+            total.received,
+            total.steals
         );
-        status = status.max(1);
     }
     if let Some(out) = &mut out {
         if closed.is_none() {
@@ -734,10 +755,10 @@ pub(super) fn run(how: &How, paths: &[OsString]) -> ExitCode {
         report(b"standard output", &describe(e));
         status = status.max(1);
     }
-    if work.failed.load(Ordering::Relaxed) {
+    if failed {
         status = status.max(1);
     }
-    let read_only = mpi.max_status(u8::from(work.read_only.load(Ordering::Relaxed)));
+    let read_only = mpi.max_status(u8::from(read_only));
     if read_only != 0 && mpi.rank() == 0 {
         crate::msg::warn(
             "--chmod gives the read-only and unreadable directories inside the trees the \
@@ -745,6 +766,40 @@ pub(super) fn run(how: &How, paths: &[OsString]) -> ExitCode {
         );
     }
     ExitCode::from(mpi.max_status(status))
+}
+
+/// Whether some of the PATHs hold one another (or are the same): the identity of each
+/// (a link not followed) against those of the directories each is in.
+fn overlap(given: &[Vec<u8>]) -> bool {
+    if given.len() < 2 {
+        return false;
+    }
+    let id = |p: &Path, follow: bool| {
+        ftw::sys::stat_path(p, StatMask::ID, follow)
+            .ok()
+            .map(|m| (m.dev, m.ino))
+    };
+    let ids: Vec<Option<(u64, u64)>> = given
+        .iter()
+        .map(|g| id(Path::new(OsStr::from_bytes(trim_slashes(g))), false))
+        .collect();
+    for (i, g) in given.iter().enumerate() {
+        let Some(own) = ids[i] else { continue };
+        let (parent, _) = split(g);
+        let Ok(canon) = std::fs::canonicalize(Path::new(OsStr::from_bytes(parent))) else {
+            continue;
+        };
+        let mut above: Vec<(u64, u64)> = canon.ancestors().filter_map(|a| id(a, true)).collect();
+        above.push(own);
+        if ids
+            .iter()
+            .enumerate()
+            .any(|(j, other)| j != i && other.is_some_and(|o| above.contains(&o)))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
