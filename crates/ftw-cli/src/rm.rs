@@ -19,6 +19,7 @@ Examples:
   ftw rm -v old | tail           each path as it is removed
   ftw rm --chmod ~/go/pkg/mod    Go's read-only module cache
   ftw rm -rf dir                 rm's spellings work too
+  mpirun -n 4 ftw rm --mpi old   across the ranks of an MPI job
 
 Each PATH is removed with everything below it (a file PATH is simply unlinked). A
 symbolic link is removed, never followed: inside a tree, and as a PATH too; 'link/'
@@ -106,9 +107,10 @@ pub struct RmArgs {
     /// Share the removal across the ranks of an MPI job: 'mpirun -n 4 ftw rm --mpi
     /// PATH'. Each rank unlinks files through the handles of the directories it lists,
     /// and a directory is removed through its parent's handle once its contents are
-    /// gone; errors and exit status are the single process's (the highest of all
-    /// ranks'). Needs an ftw built with the feature 'mpi' (cargo install --features mpi).
-    /// Not with -n or --chmod.
+    /// gone, never through a link; the errors, refusals and exit status are the single
+    /// process's (the highest of all ranks'), each error said once; -v's paths come in
+    /// no set order. Needs an ftw built with the feature 'mpi' (cargo install --features
+    /// mpi). Not with -n or --chmod.
     #[arg(long = "mpi")]
     mpi: bool,
 
