@@ -12,9 +12,10 @@
 //!
 //! The rank that ran a directory's job *holds* it: it keeps, under a token, how many of
 //! its subdirectories are not yet done, whether something in it could not be removed,
-//! and its handle (within the ranks' budget of handles; past it, the directory is
-//! opened again below its root, checked, when it is needed). Each job carries its
-//! parent's holder and token. A directory is done when its own listing is over and all
+//! and its handle (within the ranks' budget of handles, a quarter of the limit on open
+//! descriptors, whose soft limit `rm --mpi` raises to the hard one, up to 65,536; past
+//! the budget, the directory is opened again below its root, checked, when it is
+//! needed). Each job carries its parent's holder and token. A directory is done when its own listing is over and all
 //! its subdirectories are done; its job (or the note that finished it) then sends a
 //! note, a *completion*, to the rank that holds its parent, which removes it there with
 //! `unlinkat(parent, name, AT_REMOVEDIR)` through the parent's handle and counts it
@@ -628,6 +629,9 @@ pub(super) fn run(how: &How, paths: &[OsString]) -> ExitCode {
         report(b"--mpi", "MPI could not be initialized");
         return ExitCode::from(2);
     };
+    // Room for the handles of the directories being emptied (a quarter of the limit),
+    // so that a deep tree's are not opened again from its root at each level.
+    crate::process::raise_open_file_limit(1 << 16);
     // Rank 0 decides what is refused, says it, and tells the others.
     let mut refused: Vec<u64> = vec![0; paths.len()];
     if mpi.rank() == 0 {
