@@ -534,7 +534,7 @@ impl Work for DuWork<'_> {
         }
     }
 
-    fn note(&self, note: &[u8]) {
+    fn note(&self, note: &[u8], _ctx: &mut Ctx<'_>) {
         let n = LinkNote::decode(note);
         let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
         match links.get_mut(&(n.dev, n.ino)) {

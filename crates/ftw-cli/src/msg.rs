@@ -59,15 +59,20 @@ it under mpirun";
 /// for it: mpirun ends the job at the first rank that exits with an error, which must
 /// not be before rank 0 has spoken); status 2.
 pub fn refuse_mpi(command: &[u8], what: &str) -> std::process::ExitCode {
-    let message = format!("{what} cannot be used with --mpi (yet)");
+    say_once_mpi(command, &format!("{what} cannot be used with --mpi (yet)"))
+}
+
+/// A usage error with `--mpi`: `ftw: COMMAND: MESSAGE` said once, by rank 0, before
+/// any rank exits (as [`refuse_mpi`] says its refusal); status 2.
+pub fn say_once_mpi(command: &[u8], message: &str) -> std::process::ExitCode {
     #[cfg(feature = "mpi")]
     if let Some(mpi) = ftw_mpi::Mpi::init() {
         if mpi.rank() == 0 {
-            report(command, &message);
+            report(command, message);
         }
         return std::process::ExitCode::from(mpi.max_status(2));
     }
-    report(command, &message);
+    report(command, message);
     std::process::ExitCode::from(2)
 }
 

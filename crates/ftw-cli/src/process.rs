@@ -46,6 +46,25 @@ mod linux {
         }
     }
 
+    /// Raises the soft limit on open descriptors (`RLIMIT_NOFILE`) to `to`, or to the
+    /// hard limit where that is lower (as Go programs do at start); never lowers it.
+    /// `ftw rm --mpi` keeps a handle for each directory whose contents are being
+    /// removed, within a quarter of this limit.
+    #[cfg(feature = "mpi")]
+    pub fn raise_open_file_limit(to: u64) {
+        use rustix::process::{Resource, getrlimit, setrlimit};
+        let limit = getrlimit(Resource::Nofile);
+        let Some(current) = limit.current else { return };
+        let want = limit.maximum.map_or(to, |hard| hard.min(to));
+        if want > current {
+            let raised = rustix::process::Rlimit {
+                current: Some(want),
+                maximum: limit.maximum,
+            };
+            let _ = setrlimit(Resource::Nofile, raised);
+        }
+    }
+
     /// How many bytes the arguments and environment of a new program may take (Linux's
     /// rule: a quarter of the stack limit, at least 128 KiB, at most 6 MiB).
     pub fn arg_max() -> usize {
@@ -205,6 +224,10 @@ mod other {
     pub fn raise_main_stack_limit(_to: u64) -> Option<u64> {
         None
     }
+
+    /// The limit on open descriptors is left as it is here.
+    #[cfg(feature = "mpi")]
+    pub fn raise_open_file_limit(_to: u64) {}
 
     /// How many bytes the arguments and environment of a new program may take: a safe
     /// guess where the system does not say.

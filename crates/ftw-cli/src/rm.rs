@@ -19,6 +19,7 @@ Examples:
   ftw rm -v old | tail           each path as it is removed
   ftw rm --chmod ~/go/pkg/mod    Go's read-only module cache
   ftw rm -rf dir                 rm's spellings work too
+  mpirun -n 4 ftw rm --mpi old   across the ranks of an MPI job
 
 Each PATH is removed with everything below it (a file PATH is simply unlinked). A
 symbolic link is removed, never followed: inside a tree, and as a PATH too; 'link/'
@@ -103,6 +104,16 @@ pub struct RmArgs {
     #[arg(short = 'j', long = "threads", value_name = "N", default_value_t = 0)]
     threads: usize,
 
+    /// Share the removal across the ranks of an MPI job: 'mpirun -n 4 ftw rm --mpi
+    /// PATH'. Each rank unlinks files through the handles of the directories it lists,
+    /// and a directory is removed through its parent's handle once its contents are
+    /// gone, never through a link; the errors, refusals and exit status are the single
+    /// process's (the highest of all ranks'), each error said once; -v's paths come in
+    /// no set order. Needs an ftw built with the feature 'mpi' (cargo install --features
+    /// mpi). Not with -n or --chmod.
+    #[arg(long = "mpi")]
+    mpi: bool,
+
     #[command(flatten)]
     color: ColorArg,
 
@@ -167,14 +178,10 @@ impl Report for CliReport {
         self.failed.store(true, Ordering::Relaxed);
         let e = err.io_error();
         if let Some(r) = e.get_ref().and_then(|e| e.downcast_ref::<Refusal>()) {
-            let why = match r {
-                Refusal::Root => {
-                    "it is the root directory: refusing to remove it \
-                     (--no-preserve-root overrides this)"
-                }
-                Refusal::Dot => "refusing to remove '.' or '..' directory: skipping it",
-            };
-            report(&crate::os::bytes(err.path().as_os_str()), why);
+            report(
+                &crate::os::bytes(err.path().as_os_str()),
+                refusal_reason(*r),
+            );
             return;
         }
         // Below a PATH (a PATH's own directory is outside the tree: --chmod leaves it),
@@ -199,6 +206,17 @@ impl CliReport {
             self.failed.store(true, Ordering::Relaxed);
             report(b"standard output", &crate::msg::describe(&e));
         }
+    }
+}
+
+/// What is said of a PATH refused.
+fn refusal_reason(r: Refusal) -> &'static str {
+    match r {
+        Refusal::Root => {
+            "it is the root directory: refusing to remove it \
+             (--no-preserve-root overrides this)"
+        }
+        Refusal::Dot => "refusing to remove '.' or '..' directory: skipping it",
     }
 }
 
@@ -228,6 +246,21 @@ fn prompts(when: &str) -> Result<bool, ()> {
     }
 }
 
+#[cfg(feature = "mpi")]
+#[path = "rm_mpi.rs"]
+mod mpi;
+
+/// The option that `--mpi` does not take, if one is given.
+fn mpi_refused(args: &RmArgs) -> Option<&'static str> {
+    if args.dry_run {
+        Some("-n (--dry-run)")
+    } else if args.chmod {
+        Some("--chmod")
+    } else {
+        None
+    }
+}
+
 pub fn run(args: RmArgs) -> ExitCode {
     let _ = args.recursive;
     #[cfg(windows)]
@@ -239,27 +272,56 @@ pub fn run(args: RmArgs) -> ExitCode {
         );
     }
     let when = args.interactive_when.as_deref().map(prompts);
-    if let Some(Err(())) = when {
+    let usage = if let Some(Err(())) = when {
         let given = args.interactive_when.as_deref().unwrap_or_default();
-        report(
-            b"rm",
-            &format!(
-                "invalid argument '{}' for '--interactive': ftw rm never prompts, so only \
-                 'never' (or 'no', 'none') is accepted",
-                crate::term::escape(given.as_bytes())
-            ),
-        );
-        return ExitCode::from(2);
-    }
-    if args.interactive || args.interactive_once || when == Some(Ok(true)) {
-        report(
-            b"rm",
+        Some(format!(
+            "invalid argument '{}' for '--interactive': ftw rm never prompts, so only \
+             'never' (or 'no', 'none') is accepted",
+            crate::term::escape(given.as_bytes())
+        ))
+    } else if args.interactive || args.interactive_once || when == Some(Ok(true)) {
+        Some(
             "-i, -I and --interactive are not supported: ftw rm never prompts \
-             (ftw rm -n PATH shows what would be removed; --interactive=never is accepted)",
-        );
+             (ftw rm -n PATH shows what would be removed; --interactive=never is accepted)"
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    if let Some(message) = usage {
+        // Under mpirun, said once (by rank 0).
+        if args.mpi {
+            return crate::msg::say_once_mpi(b"rm", &message);
+        }
+        report(b"rm", &message);
         return ExitCode::from(2);
     }
     let preserve_root = !args.no_preserve_root;
+    if args.mpi {
+        if let Some(what) = mpi_refused(&args) {
+            return crate::msg::refuse_mpi(b"rm", what);
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            report(b"--mpi", crate::msg::NO_MPI);
+            return ExitCode::from(2);
+        }
+        #[cfg(feature = "mpi")]
+        {
+            let how = mpi::How {
+                force: args.force,
+                verbose: args.verbose,
+                one_file_system: args.one_file_system,
+                preserve_root,
+                threads: args.threads,
+                // mpirun hands the ranks a terminal of its own, which says nothing of
+                // where the output goes: written as piped (the bytes, colours only if
+                // asked for).
+                names: Names::new(false, args.color.color.colors(false)),
+            };
+            return mpi::run(&how, &args.paths);
+        }
+    }
     let printing = args.verbose || args.dry_run;
     let out = if printing {
         match Output::stdout() {

@@ -457,3 +457,425 @@ fn du_reports_an_unreadable_directory_once_with_the_single_process_s_status() {
     }
     set_mode(&t.join("closed"), 0o755);
 }
+
+/// Every path below `root` (relative to it), sorted: what a removal left.
+fn left(root: &Path) -> Vec<Vec<u8>> {
+    let mut all = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap();
+            all.push(rel.as_os_str().as_encoded_bytes().to_vec());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p);
+            }
+        }
+    }
+    all.sort();
+    all
+}
+
+/// The lines of standard error that are ftw's own errors (not mpirun's, not warnings),
+/// sorted.
+fn error_lines(stderr: &str) -> Vec<String> {
+    let mut v: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.starts_with("ftw: ") && !l.starts_with("ftw: warning:"))
+        .filter(|l| !l.starts_with("ftw: mpi:"))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// `ftw rm [-v] ARGS` in `single` against `mpirun -n N ftw rm --mpi [-v] ARGS` in
+/// `dist` (two copies of the same trees, named alike relative to each): the same
+/// status, the same error lines (each once), the same paths printed by -v (as sets),
+/// the same left behind. The run under mpirun is returned.
+fn compare_rm(
+    single_dir: &Path,
+    dist_dir: &Path,
+    n: usize,
+    args: &[&OsStr],
+    env: &[(&str, &str)],
+) -> Run {
+    let mut plain = vec![os("rm"), os("-v")];
+    plain.extend(args);
+    let mut dist = vec![os("rm"), os("--mpi"), os("-v")];
+    dist.extend(args);
+    let want = run_within(
+        Command::new(ftw_bin()).args(&plain).current_dir(single_dir),
+        LIMIT,
+    );
+    let mut cmd = mpirun_cmd(n, env);
+    cmd.arg(ftw_bin()).args(&dist).current_dir(dist_dir);
+    let got = run_within(&mut cmd, LIMIT);
+    let what = format!("ftw rm --mpi {args:?} on {n} ranks {env:?}");
+    assert_eq!(
+        got.code, want.code,
+        "{what}: status; stderr: {}",
+        got.stderr
+    );
+    assert_eq!(
+        error_lines(&got.stderr),
+        error_lines(&want.stderr),
+        "{what}: errors; stderr: {}",
+        got.stderr
+    );
+    assert_same(&what, &records_nl(&got.stdout), &records_nl(&want.stdout));
+    assert_eq!(left(dist_dir), left(single_dir), "{what}: what is left");
+    got
+}
+
+/// The lines of `out`, split at newlines (names with a newline split alike on both
+/// sides).
+fn records_nl(out: &[u8]) -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = out
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    v.sort();
+    v
+}
+
+/// `mpirun -n N` with the settings of [`mpirun`], the program and its arguments to add.
+fn mpirun_cmd(n: usize, env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--oversubscribe",
+        "--allow-run-as-root",
+        "-n",
+        &n.to_string(),
+    ])
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    .env("OMPI_MCA_rmaps_base_oversubscribe", "1");
+    for (k, v) in env {
+        cmd.env(k, v).args(["-x", k]);
+    }
+    cmd
+}
+
+/// The statistics line's numbers: jobs, sent, received.
+fn stats(stderr: &str) -> (u64, u64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("ftw: mpi:"))
+        .unwrap_or_else(|| panic!("no stats line in {stderr}"));
+    let number = |word: &str| -> u64 {
+        let at = line.find(word).unwrap();
+        line[..at]
+            .trim_end()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (number(" jobs"), number(" sent"), number(" received"))
+}
+
+#[test]
+fn rm_removes_what_the_single_process_removes_on_1_to_4_ranks() {
+    for n in 1..=4 {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        for d in [&a, &b] {
+            std::fs::create_dir(d).unwrap();
+            // Names with newlines and bytes that are not UTF-8, a 3,000-level chain,
+            // links (never followed), a skewed tree; a second tree and a file as PATHs.
+            hostile(&d.join("tree"));
+            std::fs::create_dir_all(d.join("other/x/y")).unwrap();
+            std::fs::write(d.join("other/x/y/z"), b"z").unwrap();
+            std::fs::write(d.join("file"), b"f").unwrap();
+            std::os::unix::fs::symlink(d.join("other"), d.join("tree/plain/to-other")).unwrap();
+        }
+        let got = compare_rm(&a, &b, n, &[os("tree"), os("other/"), os("file")], &[]);
+        assert_eq!(got.code, 0, "{}", got.stderr);
+        assert!(left(&b).is_empty(), "{n} ranks: {:?}", left(&b));
+    }
+}
+
+#[test]
+fn rm_errors_and_refusals_are_the_single_process_s_said_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir(d).unwrap();
+        std::fs::create_dir_all(d.join("tree/plain/sub")).unwrap();
+        std::fs::write(d.join("tree/plain/sub/f"), b"f").unwrap();
+        std::fs::write(d.join("tree/plain/g"), b"g").unwrap();
+        std::fs::create_dir_all(d.join("tree/rest/deep")).unwrap();
+        std::fs::write(d.join("file"), b"f").unwrap();
+        std::os::unix::fs::symlink("tree", d.join("link")).unwrap();
+    }
+    // PATHs inside one another (removed in order), a missing one, '.', '..', '/', a
+    // file named as a directory, a link named with a slash.
+    let args = [
+        "tree/plain",
+        "tree",
+        "missing",
+        ".",
+        "tree/..",
+        "/",
+        "file/",
+        "link/",
+    ];
+    let args: Vec<&OsStr> = args.iter().map(|s| os(s)).collect();
+    for n in [1, 3] {
+        for d in [&a, &b] {
+            let _ = std::fs::remove_dir_all(d.join("tree"));
+            std::fs::create_dir_all(d.join("tree/plain/sub")).unwrap();
+            std::fs::write(d.join("tree/plain/sub/f"), b"f").unwrap();
+            std::fs::create_dir_all(d.join("tree/rest/deep")).unwrap();
+        }
+        let got = compare_rm(&a, &b, n, &args, &[]);
+        assert_eq!(got.code, 1, "{}", got.stderr);
+        for said in [
+            "ftw: missing: No such",
+            "ftw: .: refusing",
+            "ftw: tree/..: refusing",
+            "ftw: /: it is the root",
+        ] {
+            assert_eq!(
+                got.stderr.matches(said).count(),
+                1,
+                "{said}: once: {}",
+                got.stderr
+            );
+        }
+    }
+    // The same with -f: nothing said of what is missing.
+    let got = compare_rm(&a, &b, 2, &[os("-f"), os("missing"), os("file/x")], &[]);
+    assert_eq!(got.code, 0, "{}", got.stderr);
+}
+
+#[test]
+fn rm_options_mpi_does_not_take_are_refused_once() {
+    for opt in ["-n", "--chmod", "-i", "--interactive=sometimes"] {
+        let got = mpirun(
+            3,
+            &[],
+            &[os("rm"), os("--mpi"), os(opt), os("nothing-here")],
+        );
+        assert_eq!(got.code, 2, "{opt}: {}", got.stderr);
+        assert_eq!(
+            got.stderr
+                .lines()
+                .filter(|l| l.starts_with("ftw: rm:"))
+                .count(),
+            1,
+            "{opt}: said once: {}",
+            got.stderr
+        );
+    }
+}
+
+#[test]
+fn rm_of_an_unreadable_directory_as_the_single_process_says_it() {
+    for n in [1, 3] {
+        let un = Unprivileged::new("ftw-rm-mpi-");
+        let (a, b) = (un.root.join("a"), un.root.join("b"));
+        for d in [&a, &b] {
+            std::fs::create_dir(d).unwrap();
+            let t = d.join("tree");
+            odd_tree(&t);
+            std::fs::create_dir_all(t.join("closed/inside")).unwrap();
+            std::fs::write(t.join("closed/inside/g"), b"g").unwrap();
+            std::fs::write(t.join("closed/f"), b"f").unwrap();
+            std::fs::create_dir_all(t.join("closed-empty")).unwrap();
+            std::fs::create_dir_all(t.join("ro/sub")).unwrap();
+            std::fs::write(t.join("ro/file"), b"r").unwrap();
+            std::fs::create_dir_all(t.join("x/y")).unwrap();
+        }
+        if is_root() {
+            let chown = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(&un.root)
+                .status()
+                .unwrap();
+            assert!(chown.success());
+        }
+        for d in [&a, &b] {
+            set_mode(&d.join("tree/closed"), 0o000);
+            set_mode(&d.join("tree/closed-empty"), 0o000);
+            set_mode(&d.join("tree/ro"), 0o555);
+        }
+        let mut plain = as_user(&un.bin);
+        plain.args(["rm", "-v", "tree"]).current_dir(&a);
+        let want = run_within(&mut plain, LIMIT);
+        if Unprivileged::cannot_switch(&want) {
+            eprintln!("skipped: cannot switch users");
+            return;
+        }
+        assert_eq!(want.code, 1, "{}", want.stderr);
+        // mpirun itself as the user: its ranks, as another user, could not reach its
+        // session's files. Every job moved.
+        let mut cmd = as_user(Path::new("mpirun"));
+        cmd.args(["--oversubscribe", "-n", &n.to_string()])
+            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+            .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+            .env("FTW_MPI_SCATTER", "1")
+            .args(["-x", "FTW_MPI_SCATTER"])
+            .arg(&un.bin)
+            .args(["rm", "--mpi", "-v", "tree"])
+            .current_dir(&b);
+        let got = run_within(&mut cmd, LIMIT);
+        let what = format!("rm --mpi on {n} ranks");
+        assert_eq!(got.code, want.code, "{what}: {}", got.stderr);
+        assert_eq!(
+            error_lines(&got.stderr),
+            error_lines(&want.stderr),
+            "{what}: {}",
+            got.stderr
+        );
+        assert_same(&what, &records_nl(&got.stdout), &records_nl(&want.stdout));
+        assert_eq!(left(&b), left(&a), "{what}: what is left");
+        // Each error once: the unreadable directory (not empty), the two entries of the
+        // read-only one.
+        for said in [
+            "tree/closed: Permission denied",
+            "tree/ro/file: Permission denied: its directory tree/ro is not writable",
+            "tree/ro/sub: Permission denied: its directory tree/ro is not writable",
+        ] {
+            assert_eq!(want.stderr.matches(said).count(), 1, "{}", want.stderr);
+            assert_eq!(
+                got.stderr.matches(said).count(),
+                1,
+                "{what}: {}",
+                got.stderr
+            );
+        }
+        assert_eq!(
+            got.stderr.matches("warning: --chmod").count(),
+            1,
+            "{what}: {}",
+            got.stderr
+        );
+        for d in [&a, &b] {
+            set_mode(&d.join("tree/closed"), 0o755);
+            set_mode(&d.join("tree/ro"), 0o755);
+        }
+    }
+}
+
+#[test]
+fn rm_with_every_job_moved_sends_as_many_as_it_receives() {
+    let env = [("FTW_MPI_SCATTER", "1"), ("FTW_MPI_STATS", "1")];
+    for n in [2, 4] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        for d in [&a, &b] {
+            std::fs::create_dir(d).unwrap();
+            linked_shallow(&d.join("tree"));
+        }
+        let got = compare_rm(&a, &b, n, &[os("tree")], &env);
+        assert_eq!(got.code, 0, "{}", got.stderr);
+        let (jobs, sent, received) = stats(&got.stderr);
+        assert!(
+            sent > 0 && sent == received,
+            "{n} ranks: {jobs} {sent} {received}"
+        );
+        assert!(
+            sent + 1 >= jobs,
+            "every job but the root's moved: {jobs} {sent}"
+        );
+        assert!(left(&b).is_empty());
+    }
+}
+
+#[test]
+fn rm_of_a_directory_of_100000_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for d in [&a, &b] {
+        let flat = d.join("tree/flat");
+        std::fs::create_dir_all(&flat).unwrap();
+        for i in 0..100_000 {
+            std::fs::File::create(flat.join(format!("{i}"))).unwrap();
+        }
+        std::fs::create_dir_all(d.join("tree/other/x")).unwrap();
+    }
+    let got = compare_rm(&a, &b, 3, &[os("tree")], &[]);
+    assert_eq!(got.code, 0, "{}", got.stderr);
+    assert_eq!(got.stdout.iter().filter(|&&c| c == b'\n').count(), 100_004);
+}
+
+#[test]
+fn rm_never_follows_directories_swapped_for_links_on_1_to_4_ranks() {
+    for n in 1..=4 {
+        let tmp = tempfile::tempdir().unwrap();
+        let canary = tmp.path().join("canary");
+        std::fs::create_dir_all(canary.join("keep/deeper")).unwrap();
+        for i in 0..20 {
+            std::fs::write(canary.join(format!("keep/c{i}")), b"canary").unwrap();
+        }
+        std::fs::write(canary.join("keep/deeper/c"), b"canary").unwrap();
+        let before = left(&canary);
+        let tree = tmp.path().join("tree");
+        let mut targets = Vec::new();
+        for i in 0..30 {
+            for j in 0..15 {
+                let d = tree.join(format!("w{i}/s{j}"));
+                std::fs::create_dir_all(d.join("sub/inner")).unwrap();
+                for k in 0..6 {
+                    std::fs::write(d.join(format!("f{k}")), b"x").unwrap();
+                    std::fs::write(d.join(format!("sub/g{k}")), b"x").unwrap();
+                }
+                std::fs::write(d.join("sub/inner/h"), b"x").unwrap();
+                targets.push(d);
+            }
+        }
+        // The first entry a removal meets: the swaps start when it is gone.
+        std::fs::write(tree.join("0-first"), b"x").unwrap();
+        // Shuffled (a fixed permutation).
+        let len = targets.len();
+        let targets: Vec<_> = (0..len)
+            .map(|i| targets[(i * 7919) % len].clone())
+            .collect();
+        let first = tree.join("0-first");
+        let canary2 = canary.join("keep");
+        let swapper = std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            while first.exists() && start.elapsed() < Duration::from_secs(60) {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            let mut swapped = 0;
+            for d in &targets {
+                let is_dir = std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir());
+                if is_dir {
+                    let old = d.with_extension("old");
+                    if std::fs::rename(d, &old).is_ok()
+                        && std::os::unix::fs::symlink(&canary2, d).is_ok()
+                    {
+                        swapped += 1;
+                    }
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            swapped
+        });
+        let got = mpirun(n, &[], &[os("rm"), os("--mpi"), tree.as_os_str()]);
+        let swapped = swapper.join().unwrap();
+        eprintln!("{n} ranks: {swapped} directories swapped for links during the removal");
+        assert_eq!(left(&canary), before, "{n} ranks: the canary was touched");
+        for i in 0..20 {
+            assert_eq!(
+                std::fs::read(canary.join(format!("keep/c{i}"))).unwrap(),
+                b"canary"
+            );
+        }
+        assert_eq!(got.code, 0, "{n} ranks: {}", got.stderr);
+        assert!(
+            std::fs::symlink_metadata(&tree).is_err(),
+            "{n} ranks: left {:?}",
+            left(&tree)
+        );
+    }
+}

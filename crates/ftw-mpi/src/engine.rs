@@ -70,10 +70,11 @@ pub trait Work: Sync {
     /// Runs `job`.
     fn run(&self, job: Job, ctx: &mut Ctx<'_>);
 
-    /// A note that a job sent to this rank ([`Ctx::note`]), on the rank's MPI thread
-    /// (or on the worker, when it was sent to its own rank). Every note is delivered
-    /// before the walk ends.
-    fn note(&self, _note: &[u8]) {}
+    /// A note that a job (or another note) sent to this rank ([`Ctx::note`]), on the
+    /// rank's MPI thread (or on the worker, when it was sent to its own rank). Every
+    /// note is delivered before the walk ends. A note is handled as a small job is: it
+    /// may push jobs, send notes and write output through `ctx`.
+    fn note(&self, _note: &[u8], _ctx: &mut Ctx<'_>) {}
 
     /// Sorted walks: called once on each rank when the walk is over everywhere (every
     /// note delivered), before the merge, to add records of its own: `record(key,
@@ -106,6 +107,18 @@ impl Ctx<'_> {
         let buf = &mut self.notes[to];
         buf.extend_from_slice(&(note.len() as u32).to_le_bytes());
         buf.extend_from_slice(note);
+    }
+
+    /// This rank's handle of root number `root`, opened when the walk started (as
+    /// [`Mpi::walk`] opens it: following a link), if it could be: the directory that a
+    /// job which moved opens its own below.
+    pub fn root_dir(&self, root: u32) -> Option<&Dir> {
+        self.roots.get(root as usize).and_then(Option::as_ref)
+    }
+
+    /// This rank's number.
+    pub fn rank(&self) -> usize {
+        self.rank
     }
 
     /// Opens `job`'s directory (from its parent's handle, or below its root's, never
@@ -169,6 +182,18 @@ fn each_note(mut buf: &[u8], f: &mut dyn FnMut(&[u8])) {
     }
 }
 
+/// Delivers the notes `ctx` holds for its own rank, and those that these send to it in
+/// turn, until there are none.
+fn deliver_own<W: Work>(work: &W, ctx: &mut Ctx<'_>) {
+    loop {
+        let own = std::mem::take(&mut ctx.notes[ctx.rank]);
+        if own.is_empty() {
+            return;
+        }
+        each_note(&own, &mut |n| work.note(n, ctx));
+    }
+}
+
 /// A rank's queue of jobs, shared by its workers and its MPI thread.
 struct Queue {
     jobs: VecDeque<Job>,
@@ -225,15 +250,14 @@ impl Shared<'_> {
             let Some(job) = job else { break };
             work.run(job, &mut ctx);
             self.jobs_run.fetch_add(1, Ordering::Relaxed);
+            // Notes to this rank are delivered here (and those they send to it in turn);
+            // the others are handed on before the worker counts as idle, as its output is.
+            deliver_own(work, &mut ctx);
             // The output is handed on before the worker counts as idle, so that an idle
             // rank holds none.
             if !ctx.out.is_empty() {
                 let _ = tx.send(std::mem::take(&mut ctx.out));
             }
-            // Notes to this rank are delivered here; the others are handed on before the
-            // worker counts as idle, as its output is.
-            let own = std::mem::take(&mut ctx.notes[ctx.rank]);
-            each_note(&own, &mut |n| work.note(n));
             let mut q = self.lock();
             for (to, buf) in q.notes.iter_mut().zip(&mut ctx.notes) {
                 if !buf.is_empty() {
@@ -292,6 +316,13 @@ impl Mpi {
     /// The number of ranks.
     pub fn size(&self) -> i32 {
         self.size
+    }
+
+    /// Rank 0's `data`, on every rank (every rank calls it, with as many numbers).
+    pub fn broadcast(&self, data: &mut [u64]) {
+        if !data.is_empty() {
+            self.world.process_at_rank(0).broadcast_into(data);
+        }
     }
 
     /// The highest of every rank's `status` (every rank calls it).
@@ -392,10 +423,19 @@ impl Mpi {
             }
         }
         let (tx, rx) = sync_channel::<Vec<u8>>(64);
-        let on_note = |n: &[u8]| work.note(n);
+        let on_note = |n: &[u8], ctx: &mut Ctx<'_>| work.note(n, ctx);
         let mut pump = Pump {
             mpi: self,
             on_note: &on_note,
+            ctx: Ctx {
+                roots: &dirs,
+                jobs: Vec::new(),
+                out: Vec::new(),
+                records: Vec::new(),
+                sorted: opts.sorted,
+                rank: self.rank as usize,
+                notes: vec![Vec::new(); self.size as usize],
+            },
             shared: &shared,
             threads,
             rx,
@@ -429,7 +469,7 @@ impl Mpi {
         if opts.sorted {
             let mut bufs =
                 std::mem::take(&mut *shared.records.lock().unwrap_or_else(|e| e.into_inner()));
-            let mut extra = Vec::new();
+            let mut extra = std::mem::take(&mut pump.ctx.records);
             work.finish(&mut |key, record| push_record(&mut extra, key, record));
             bufs.push(extra);
             pump.merge(&bufs);
@@ -449,7 +489,9 @@ impl Mpi {
 struct Pump<'a, 'w> {
     mpi: &'a Mpi,
     /// The Work's [`Work::note`].
-    on_note: &'w (dyn Fn(&[u8]) + Sync),
+    on_note: &'w (dyn Fn(&[u8], &mut Ctx<'_>) + Sync),
+    /// What the notes handled here push, send and write.
+    ctx: Ctx<'a>,
     shared: &'a Shared<'a>,
     threads: usize,
     rx: Receiver<Vec<u8>>,
@@ -594,7 +636,9 @@ impl Pump<'_, '_> {
             }
             T_NOTE => {
                 self.received += 1;
-                each_note(&m.data, &mut |n| (self.on_note)(n));
+                each_note(&m.data, &mut |n| (self.on_note)(n, &mut self.ctx));
+                // At once: a wave answered next must see what they left as work.
+                self.absorb();
             }
             T_WAVE => {
                 let idle = self.idle();
@@ -621,6 +665,47 @@ impl Pump<'_, '_> {
             _ => {}
         }
         false
+    }
+
+    /// Hands on what the notes handled here left in the thread's own [`Ctx`]: the notes
+    /// to this rank delivered (and theirs), the others queued for sending, the jobs
+    /// queued (or, scattering, sent on), the output written (rank 0) or sent.
+    fn absorb(&mut self) {
+        let rank = self.ctx.rank;
+        loop {
+            let own = std::mem::take(&mut self.ctx.notes[rank]);
+            if own.is_empty() {
+                break;
+            }
+            let on_note = self.on_note;
+            let ctx = &mut self.ctx;
+            each_note(&own, &mut |n| on_note(n, ctx));
+        }
+        let out = std::mem::take(&mut self.ctx.out);
+        if !out.is_empty() {
+            if self.mpi.rank == 0 {
+                (self.write)(&[], &out);
+            } else {
+                self.sent += 1;
+                self.outgoing.push((0, T_OUT, out));
+            }
+        }
+        let n = self.ctx.jobs.len();
+        let mut q = self.shared.lock();
+        if self.shared.scatter {
+            q.outbox.append(&mut self.ctx.jobs);
+        } else {
+            q.jobs.extend(self.ctx.jobs.drain(..));
+        }
+        for (to, buf) in q.notes.iter_mut().zip(&mut self.ctx.notes) {
+            if !buf.is_empty() {
+                to.append(buf);
+            }
+        }
+        drop(q);
+        if n > 0 {
+            self.shared.cv.notify_all();
+        }
     }
 
     /// Rank 0: starts and judges the waves; true when the walk is over everywhere.

@@ -3,15 +3,25 @@
 use ftw::sys::{Dir, StatMask};
 use std::ffi::CString;
 use std::io;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Parent handles held by waiting jobs on this rank (see [`Held`]).
 static HELD: AtomicUsize = AtomicUsize::new(0);
 
-/// At most this many parent handles are kept for waiting jobs; past it a job opens its
+/// At most this many parent handles are kept for waiting jobs (and, for `rm`, for the
+/// directories whose subdirectories are not yet removed): a quarter of the descriptors
+/// the process may open, at least 256 and at most 65,536. Past it a job opens its
 /// directory below its root's handle, as one that moved between ranks does.
-pub(crate) const HELD_BUDGET: usize = 256;
+pub(crate) fn held_budget() -> usize {
+    static BUDGET: OnceLock<usize> = OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        let limit = ftw::sys::fd_limit().unwrap_or(1024);
+        usize::try_from(limit / 4)
+            .unwrap_or(usize::MAX)
+            .clamp(256, 1 << 16)
+    })
+}
 
 /// A directory's handle shared by the jobs of its subdirectories on the rank that read
 /// it (never sent: a job that moves opens its directory below its root).
@@ -22,7 +32,7 @@ impl Held {
     /// Shares a copy of `dir` for the jobs of its subdirectories; `None` when the
     /// rank's budget of such handles is spent (or the handle cannot be copied).
     pub fn share(dir: &Dir) -> Option<Arc<Held>> {
-        if HELD.fetch_add(1, Ordering::Relaxed) >= HELD_BUDGET {
+        if HELD.fetch_add(1, Ordering::Relaxed) >= held_budget() {
             HELD.fetch_sub(1, Ordering::Relaxed);
             return None;
         }
@@ -33,6 +43,13 @@ impl Held {
                 None
             }
         }
+    }
+}
+
+impl Held {
+    /// The directory's handle.
+    pub fn dir(&self) -> &Dir {
+        &self.0
     }
 }
 
@@ -138,9 +155,7 @@ impl Job {
         };
         let id = dir.stat(StatMask::ID)?;
         if (id.dev, id.ino) != (self.dev, self.ino) {
-            return Err(io::Error::other(
-                "not the directory listed (replaced during the walk): not entered",
-            ));
+            return Err(io::Error::other(Replaced));
         }
         Ok(dir)
     }
@@ -186,6 +201,27 @@ impl Job {
             msg = &msg[36 + len + dlen..];
         }
         Some(jobs)
+    }
+}
+
+/// Why a job's directory was not entered: what its path leads to now is not the
+/// directory listed (it was replaced during the walk). The inner error of the
+/// [`io::Error`] that [`Ctx::open`](crate::Ctx::open) returns then (kind `Other`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replaced;
+
+impl std::fmt::Display for Replaced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not the directory listed (replaced during the walk): not entered")
+    }
+}
+
+impl std::error::Error for Replaced {}
+
+impl Replaced {
+    /// Whether `e` is this error.
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|i| i.is::<Replaced>())
     }
 }
 

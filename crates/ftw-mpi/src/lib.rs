@@ -1,5 +1,5 @@
 //! ftw's distributed mode: a walk's directory jobs shared across the ranks of an MPI
-//! job (`mpirun -n N ftw find --mpi PATH...`).
+//! job (`mpirun -n N ftw find --mpi PATH...`, and the same for `du` and `rm`).
 //!
 //! Built only with the `mpi` feature (which needs an MPI and libclang); without it
 //! this crate is empty, so that a workspace build needs no MPI.
@@ -73,6 +73,28 @@
 //! one record per printed ancestor on the rank that counted them, so that `-s` on a
 //! huge tree holds a few records per rank, not one per directory.
 //!
+//! A note is handled as a small job is: [`Work::note`] is given a [`Ctx`] too, through
+//! which it may push jobs, send further notes and write output (on the MPI thread, what
+//! it left there is handed on before any wave is answered, so the waves count it).
+//!
+//! `ftw rm --mpi` (see `crates/ftw-cli/src/rm_mpi.rs`) removes with these: each job
+//! unlinks its directory's files through the handle it opened, and a directory is
+//! removed through its parent's handle once its contents are gone, by **completion
+//! counts**: the rank that ran a directory's job holds it (under a token carried in its
+//! subdirectories' jobs' data, with the count of those not yet done and its handle, a
+//! [`Held`] within the ranks' budget, else opened again below its root and checked);
+//! each subdirectory, once done, sends a note to the rank holding its parent, which
+//! removes it there (`unlinkat` with `AT_REMOVEDIR` relative to the parent's handle) and
+//! counts it; the last one done makes the parent done in turn. Chosen over removing
+//! level by level, deepest first, which would remember every directory of the tree
+//! until the walk is over, reopen each parent from its root, and take one collective
+//! step per level (3,000 for a 3,000-level chain) with every rank waiting at each:
+//! here a rank remembers only the directories whose contents are still being removed,
+//! each directory goes as soon as it is empty, and no rank waits for another. A
+//! directory that is not the one listed when its job opens it (swapped for a link,
+//! replaced, gone) is never entered ([`Replaced`]): its parent, found not empty when it
+//! is removed, is read again, a bounded number of times.
+//!
 //! No message of a phase is taken by another: the walk's loop takes every tag but only
 //! while the walk runs (notes included, all delivered before it ends); after it, the
 //! drain takes requests for work alone, and the merge its own pull and chunk tags.
@@ -85,4 +107,4 @@ mod job;
 #[cfg(feature = "mpi")]
 pub use engine::{Ctx, Mpi, Options, Stats, Work};
 #[cfg(feature = "mpi")]
-pub use job::{Held, Job};
+pub use job::{Held, Job, Replaced};
