@@ -380,6 +380,24 @@ chmod 600 nox
         ;; A multibyte DIR: every name multibyte.
         (ftw-tests-same (string-to-multibyte (directory-file-name root)) "" t nil nil)))))
 
+(ert-deftest ftw-tests-chunks ()
+  "ftw's output read a few bytes at a time: the same names."
+  (ftw-tests-with-odd-tree root
+    (call-process "chmod" nil nil nil "-R" "u+rwx" root)
+    (let ((file-name-coding-system nil)
+          (default-file-name-coding-system 'utf-8-unix)
+          (whole (ftw-directory-files-recursively root "" t))
+          (files (project-files (cons 'ftw root))))
+      (should (> (length whole) 40))
+      ;; Shorter than a line (read on to its end), a few lines, about one.
+      (dolist (chunk '(1 7 100 300))
+        (let ((ftw--chunk chunk))
+          (should (equal (ftw-directory-files-recursively root "" t) whole))
+          (should (equal (project-files (cons 'ftw root)) files))
+          (dolist (regexp '("\\.el\\'" "\\`[^.]" "[^[:ascii:]]"))
+            (dolist (include '(nil t))
+              (ftw-tests-same root regexp include nil t))))))))
+
 (ert-deftest ftw-tests-case-fold ()
   "REGEXP is matched as in the caller's buffer (its `case-fold-search')."
   (ftw-tests-with-odd-tree root

@@ -115,39 +115,140 @@ STDERR, or is discarded if STDERR is nil."
                 (mapcar (lambda (n) (decode-coding-string n coding t)) names)
               names)))))
 
-(defun ftw--decode-records (names coding)
-  "Decode with CODING the NAMES that hold a byte that is not ASCII.
-NAMES were just read from the current buffer, the output of
-\"ftw find --lisp\": one name a line after the first.  The others
-stay the unibyte strings they are, as Emacs leaves a file name
-that is all ASCII.  Return NAMES, changed in place."
-  (when coding
-    (let ((line-start (progn (goto-char (point-min)) (forward-line 1) (point)))
-          (n 0)
-          (cell names)
-          (at 0))
-      (while (progn (skip-chars-forward "\0-\177") (not (eobp)))
-        (let ((bol (line-beginning-position)))
-          (setq n (+ n (count-lines line-start bol))
-                line-start bol
-                cell (nthcdr (- n at) cell)
-                at n)
-          (when cell
-            (setcar cell (decode-coding-string (car cell) coding t)))
-          (forward-line 1)))))
-  names)
+;; ftw's output is read a run of lines at a time (`ftw--chunk' bytes or
+;; so), not whole: the buffer that holds it stays small while the
+;; names read from it add up, and Emacs's peak memory is about the
+;; names' (the output of a large tree is larger than its list).
+(defvar ftw--chunk (* 1024 1024)
+  "How many bytes of ftw's output are read into a buffer at a time.")
+
+(defun ftw--read-chunks (file fn)
+  "Call FN on the lines of FILE a run at a time; return its lists joined.
+The current buffer (unibyte) holds one run, emptied before the
+next: whole lines, about `ftw--chunk' bytes (more where one line
+is longer), with point at its start.  FN is called with two
+arguments, non-nil if the run is FILE's first, and non-nil if it
+is its last; for an empty FILE, once, on an empty buffer.  The
+lists that it returns are joined, not copied."
+  (let* ((size (or (file-attribute-size (file-attributes file)) 0))
+         (pos 0)
+         (head (list nil))
+         (tail head))
+    (while (progn
+             (erase-buffer)
+             (let ((end (min size (+ pos ftw--chunk)))
+                   (first (= pos 0)))
+               (insert-file-contents-literally file nil pos end)
+               ;; Whole lines only: read on until there is a newline.
+               (while (and (< end size)
+                           (progn (goto-char (point-max))
+                                  (not (search-backward "\n" nil t))))
+                 (setq end (min size (+ end ftw--chunk)))
+                 (goto-char (point-max))
+                 (insert-file-contents-literally file nil (+ pos (buffer-size)) end))
+               (when (< end size)
+                 (goto-char (point-max))
+                 (skip-chars-backward "^\n")
+                 (delete-region (point) (point-max)))
+               (setq pos (+ pos (buffer-size)))
+               (goto-char (point-min))
+               (setcdr tail (funcall fn first (>= pos size)))
+               (setq tail (last tail))
+               (< pos size))))
+    (cdr head)))
+
+(defun ftw--strip-list (first last)
+  "Remove the list's parentheses from a run of \"ftw find --lisp\"'s output.
+The current buffer holds the run; FIRST and LAST say whether it is
+the output's first and last (see `ftw--read-chunks'): the
+parentheses are on lines of their own there.  Leave point at the
+start; throw `unreadable' to `ftw--stop' where they are not there."
+  (when first
+    (unless (looking-at "(\n") (throw 'ftw--stop 'unreadable))
+    (delete-char 2))
+  (when last
+    (goto-char (point-max))
+    (unless (and (> (buffer-size) 1)
+                 (string= (buffer-substring (- (point) 2) (point)) ")\n"))
+      (throw 'ftw--stop 'unreadable))
+    (delete-char -2))
+  (goto-char (point-min)))
+
+(defun ftw--read-names (regexp under coding)
+  "Read the names in the current buffer (those whose last part matches REGEXP).
+The buffer holds one Lisp string a line, a path as \"ftw find
+--lisp\" prints it; REGEXP nil or \"\" takes every name.  UNDER nil
+means the paths are the names to return; otherwise it is (PREFIX
+. LENGTH): a name is PREFIX and what follows the first LENGTH bytes
+of the path.  The path, or what follows them, is decoded with
+CODING (if non-nil) where it has a byte that is not ASCII.
+A line of ASCII without a backslash (an escape), the most, is
+taken where it lies in the buffer: its last component matched
+there, narrowed to it (so that \\=`, \\=', ^ and $ match at its
+ends, as `string-match' on the component alone), the name made
+with `buffer-substring' only if it matches (no string made in
+vain, and no `read').  The other lines are read with `read'."
+  (let ((result nil)
+        (buffer (current-buffer))
+        (regexp (and (not (equal regexp "")) regexp))
+        (file-name-handler-alist nil)
+        ;; The start of the next line with a byte that is not ASCII, or a
+        ;; backslash.
+        (special (save-excursion (skip-chars-forward "\0-[]-\177")
+                                 (line-beginning-position)))
+        (bol (point))
+        (eol nil))
+    (while (not (eobp))
+      (skip-chars-forward "^\n")
+      (setq eol (point))
+      (if (= bol special)
+          (let* ((raw (progn (goto-char bol) (read buffer)))
+                 (name (cond
+                        (under
+                         (concat (car under)
+                                 (let ((rest (substring raw (cdr under))))
+                                   (if coding (decode-coding-string rest coding t)
+                                     rest))))
+                        (coding (decode-coding-string raw coding t))
+                        (t raw))))
+            (when (or (not regexp)
+                      (string-match regexp (file-name-nondirectory name)))
+              (push name result))
+            (goto-char eol)
+            (unless (eobp) (forward-char 1))
+            (setq special (save-excursion (skip-chars-forward "\0-[]-\177")
+                                          (line-beginning-position))))
+        (when (or (not regexp)
+                  (progn
+                    (skip-chars-backward "^/" bol)
+                    (narrow-to-region (point) (1- eol))
+                    (prog1 (re-search-forward regexp nil t)
+                      (widen))))
+          (push (if under
+                    (concat (car under)
+                            (buffer-substring-no-properties
+                             (+ bol 1 (cdr under)) (1- eol)))
+                  (buffer-substring-no-properties (1+ bol) (1- eol)))
+                result))
+        (goto-char eol)
+        (unless (eobp) (forward-char 1)))
+      (setq bol (point)))
+    (nreverse result)))
 
 (defun ftw--read-list (program args dir &optional decode reader)
   "Run PROGRAM with ARGS in DIR, and read the Lisp list it prints.
 ARGS ask for \"ftw find --lisp\"; the output goes through a
-temporary file, read whole into a unibyte buffer.  Return
-\(STATUS NAMES ERRORS): NAMES the unibyte strings read (those with
-a byte that is not ASCII decoded with the coding system of file
-names if DECODE is non-nil), or the symbol `unreadable'; ERRORS
-what ftw wrote on standard error.  With READER, NAMES is what it
-returns, called with no argument in that buffer, at its start.
-NAMES is `carriage-return' if the output holds one and the coding
-system of file names could take it for the end of a line."
+temporary file, read a run of lines at a time into a unibyte
+buffer (see `ftw--read-chunks').  Return \(STATUS NAMES ERRORS):
+NAMES the unibyte strings read (those with a byte that is not
+ASCII decoded with the coding system of file names if DECODE is
+non-nil), or the symbol `unreadable'; ERRORS what ftw wrote on
+standard error.  With READER, NAMES is the lists it returns
+joined, called with no argument in the buffer of each run, at its
+start, the run's lines of names only (the list's parentheses
+removed).  NAMES is `carriage-return' if DECODE is non-nil, the
+output holds one and the coding system of file names could take
+it for the end of a line."
   (let ((out (make-temp-file "ftw-out"))
         (err (make-temp-file "ftw-err"))
         (coding (ftw--coding))
@@ -168,49 +269,30 @@ system of file names could take it for the end of a line."
                  (status (apply #'call-process program nil
                                 (list (list :file out) err) nil
                                 (mapcar #'ftw--encode args)))
-                 (names 'unreadable))
-            (insert-file-contents-literally out)
-            (goto-char (point-min))
-            (cond
-             ((not (memq status '(0 1))))
-             ((and decode coding (not (eq (coding-system-eol-type coding) 0))
-                   (search-forward "\r" nil t))
-              (setq names 'carriage-return))
-             (reader
-              (setq names (condition-case nil (funcall reader)
-                            (end-of-file 'unreadable)
-                            (invalid-read-syntax 'unreadable))))
-             ((looking-at "(")
-              (setq names (condition-case nil (read (current-buffer))
-                            (error 'unreadable)))
-              (when (and decode (listp names))
-                (ftw--decode-records names coding))))
+                 (cr (and decode coding
+                          (not (eq (coding-system-eol-type coding) 0))))
+                 (names
+                  (if (not (memq status '(0 1)))
+                      'unreadable
+                    (catch 'ftw--stop
+                      (ftw--read-chunks
+                       out
+                       (lambda (first last)
+                         (when (and cr (search-forward "\r" nil t))
+                           (throw 'ftw--stop 'carriage-return))
+                         (goto-char (point-min))
+                         (ftw--strip-list first last)
+                         (condition-case nil
+                             (if reader
+                                 (funcall reader)
+                               (ftw--read-names nil nil (and decode coding)))
+                           ((end-of-file invalid-read-syntax)
+                            (throw 'ftw--stop 'unreadable)))))))))
             (erase-buffer)
             (insert-file-contents-literally err)
             (list status names (buffer-string))))
       (delete-file out)
       (delete-file err))))
-
-(defun ftw--read-groups (regexp prefix-of coding)
-  "Read the groups of \"ftw find --lisp --group\" from point on.
-Return the names whose last component matches REGEXP: each the
-prefix that the function PREFIX-OF makes of its group's directory
-name (as ftw printed it, unibyte) and that component, decoded with
-CODING where its line has a byte that is not ASCII."
-  (let ((result nil)
-        (buffer (current-buffer)))
-    (while (progn (skip-chars-forward " \n") (not (eobp)))
-      (let* ((ascii (save-excursion
-                      (skip-chars-forward "\0-\177" (line-end-position))
-                      (eolp)))
-             (group (read buffer))
-             (prefix (funcall prefix-of (car group) ascii)))
-        (dolist (leaf (cdr group))
-          (unless ascii
-            (setq leaf (decode-coding-string leaf coding t)))
-          (when (string-match regexp leaf)
-            (push (concat prefix leaf) result)))))
-    (nreverse result)))
 
 (defun ftw--local-directory-p (dir)
   "Non-nil if DIR (absolute) is a local directory without a file name handler."
@@ -336,10 +418,10 @@ ftw prints the names in the order of the result (\"--order
 emacs\"), as a Lisp list (\"--lisp\"), leaving the directories
 out unless INCLUDE-DIRECTORIES (\"--no-dirs\"); what is left to do
 here is to decode the names that are not ASCII and match REGEXP.
-With a REGEXP other than \"\", ftw prints a list per run of names
-of one directory (\"--group\"): the names are read a directory at
-a time, matched as they are, and only those that match are joined
-to their directory's name.
+Where ftw prints GIVEN itself (see below) and REGEXP is \"\", the
+list is read as it is; otherwise each line is matched in the
+buffer and only the names that match are made (see
+`ftw--read-names').
 Return `fallback' where the result could differ from the built-in
 function's: ftw's errors (unless PREDICATE is t and none is a loop
 of links), a carriage return that decoding could change; and
@@ -356,47 +438,25 @@ is not `string<''s then)."
                       (not (string-suffix-p "/" given))
                       (string= root (if cwd (concat cwd given) given))
                       (or (not cwd) (ftw--local-directory-p cwd))))
-         (group (not (equal regexp "")))
-         (plen (length (ftw--prefix (ftw--encode root))))
+         (under (and (not direct)
+                     (cons (concat given "/")
+                           (length (ftw--prefix (ftw--encode root))))))
          (args (append '("find" "--order" "emacs" "--lisp")
-                       (and group '("--group"))
                        (and follow '("-L"))
                        (and (not include-directories) '("--no-dirs"))
-                       (list "--" (if direct given root))))
-         (prefix-of
-          (if direct
-              (lambda (d ascii) (if ascii d (decode-coding-string d coding t)))
-            (let ((given-slash (concat given "/")))
-              (lambda (d _)
-                (concat given-slash
-                        (decode-coding-string (substring d plen) coding t)))))))
+                       (list "--" (if direct given root)))))
     (if (not (ftw--utf-8-p coding))
         'in-lisp
       (pcase-let ((`(,status ,names ,errors)
-                   (ftw--read-list program args (if (and direct cwd) cwd "/")
-                                   (or direct group)
-                                   (and group
-                                        (lambda ()
-                                          (ftw--read-groups regexp prefix-of coding))))))
-        (cond
-         ((or (not (listp names))
-              (not (or (eq status 0)
-                       (and (eq status 1) (eq predicate t)
-                            (not (string-match-p "file system loop" errors)))))
-              ;; A carriage return that the coding system could take for
-              ;; the end of a line, decoding the name alone.
-              (and (not (or direct group))
-                   (not (eq (coding-system-eol-type coding) 0))
-                   (cl-some (lambda (n) (string-search "\r" n)) names)))
-          'fallback)
-         ((or direct group) names)
-         (t
-          (let ((prefix (concat given "/"))
-                (result nil))
-            (dolist (n names)
-              (push (concat prefix (decode-coding-string (substring n plen) coding t))
-                    result))
-            (nreverse result))))))))
+                   (ftw--read-list program args (if (and direct cwd) cwd "/") t
+                                   (lambda ()
+                                     (ftw--read-names regexp under coding)))))
+        (if (or (not (listp names))
+                (not (or (eq status 0)
+                         (and (eq status 1) (eq predicate t)
+                              (not (string-match-p "file system loop" errors))))))
+            'fallback
+          names)))))
 
 ;;;###autoload
 (defun ftw-directory-files-recursively (dir regexp &optional include-directories
