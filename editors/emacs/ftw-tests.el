@@ -270,6 +270,59 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
           (project-files (cons 'vc root))
           (should (member "--ignore" args)))))))
 
+;;; A Git work tree: ftw --ignore against the VC backend (git ls-files)
+
+(defconst ftw-tests-git-script
+  "set -e
+git init -q
+mkdir -p src build logs docs sub/deep sub/only-here 'with space' ünï empty
+printf '*.o\\n/build\\nlogs/\\n*.log\\n!keep.log\\n*.d.ts\\n!index.d.ts\\n' > .gitignore
+printf '*.tmp\\n/only-here\\n' > sub/.gitignore
+printf '*.secret\\n' > .git/info/exclude
+touch src/a.c src/a.o build/out logs/x.log keep.log other.log docs/index.d.ts \\
+  docs/x.d.ts sub/deep/f.tmp sub/deep/g.c sub/only-here/h sub/x.tmp a.secret \\
+  'with space/f g' ünï/ß 'new
+line' src/forced.o untracked.c sub/deep/untracked.tmp
+ln -s src link-src
+ln -s a.c src/link-file
+ln -s nowhere dangling
+git add .gitignore sub/.gitignore src/a.c keep.log docs 'with space' ünï link-src
+git add -f src/forced.o
+"
+  "Shell commands that make a Git work tree in the working directory.")
+
+(ert-deftest ftw-tests-vc-git ()
+  "With `ftw-project-use-for-vc', a Git project's files are git's, listed by ftw."
+  (skip-unless (executable-find "git"))
+  (ftw-tests-with-tree tmp
+    (let ((root (file-name-as-directory (expand-file-name "repo" tmp)))
+          (process-environment (cons "GIT_CONFIG_NOSYSTEM=1" process-environment)))
+      (make-directory root)
+      (let ((default-directory root))
+        (should (eq 0 (call-process "sh" nil nil nil "-c" ftw-tests-git-script))))
+      (let ((project (project-current nil root)))
+        (should (eq (car project) 'vc))
+        (dolist (vc-ignores '(nil ("*.c" "./docs/" "deep/")))
+          (let* ((project-vc-ignores vc-ignores)
+                 (before (ftw-tests-calls))
+                 (theirs (let ((ftw-project-use-for-vc nil))
+                           (sort (project-files project) #'string<)))
+                 (ours (let ((ftw-project-use-for-vc t))
+                         (project-files project))))
+            (should (= (ftw-tests-calls) (1+ before)))
+            (should (equal ours theirs))
+            (should (equal ours (sort (copy-sequence ours) #'string<)))
+            (unless vc-ignores
+              ;; Tracked though ignored, untracked, links, a negation, odd names.
+              (dolist (f '("src/forced.o" "untracked.c" "link-src" "src/link-file"
+                           "dangling" "keep.log" "docs/index.d.ts" "with space/f g"
+                           "ünï/ß" "new\nline" "sub/deep/g.c" ".gitignore"))
+                (should (member (concat root f) ours)))
+              (dolist (f '("src/a.o" "build/out" "logs/x.log" "other.log" "docs/x.d.ts"
+                           "sub/deep/f.tmp" "sub/only-here/h" "a.secret" ".git/HEAD"
+                           "sub/deep/untracked.tmp" "link-src/a.c"))
+                (should-not (member (concat root f) ours))))))))))
+
 ;;; Odd names, links, unreadable directories: every argument
 
 (defconst ftw-tests-odd-script

@@ -59,9 +59,11 @@ exclusion files) ignore, as \"git ls-files\" would."
 
 (defcustom ftw-project-use-for-vc nil
   "Non-nil means list the files of VC projects with ftw too.
-`project-files' of a (vc . ROOT) project then runs \"ftw find\"
-with --ignore (so that it leaves out what Git ignores, as
-\"git ls-files\" does) instead of the VC backend."
+`project-files' of a (vc . ROOT) project in a Git work tree then
+runs \"ftw find\" with --ignore instead of the VC backend's \"git
+ls-files -c -o --exclude-standard\": the same files (regular files
+and symbolic links, what Git ignores left out unless Git tracks
+it, and `project-vc-ignores'), sorted."
   :type 'boolean)
 
 (defcustom ftw-project-markers '(".ftwproject" ".project")
@@ -572,29 +574,48 @@ non-nil."
 (defun ftw--project-args (root ignores gitignore)
   "The arguments of ftw to list the files under ROOT.
 ROOT is a local directory file name, IGNORES the patterns of
-`project-ignores'; GITIGNORE non-nil adds --ignore."
+`project-ignores'; GITIGNORE non-nil adds --ignore, and `vc' lists
+symbolic links too, as \"git ls-files\" does."
   (append '("find" "--order" "paths" "--lisp" "-t" "f")
+          (and (eq gitignore 'vc) '("-t" "l"))
           (and gitignore '("--ignore"))
           (mapcan (lambda (g) (list "-E" g)) (ftw--exclude-globs ignores root))
           (list "--" root)))
+
+(defun ftw--vc-ignores (dir)
+  "The value of `project-vc-ignores' in DIR (its directory-local value)."
+  (if (fboundp 'project--value-in-dir)
+      (project--value-in-dir 'project-vc-ignores dir)
+    (bound-and-true-p project-vc-ignores)))
 
 (defun ftw--project-files (project dirs gitignore)
   "List the files of PROJECT in DIRS with ftw, or return `fallback'.
 DIRS defaults to the root of PROJECT.  GITIGNORE is t to pass
 --ignore, `auto' to pass it in a Git work tree if
-`ftw-use-gitignore' says so.  Return `fallback' when ftw cannot be
-found or a directory is remote."
+`ftw-use-gitignore' says so, and `vc' to list what \"git ls-files
+-c -o --exclude-standard\" lists, as the VC backend of project.el
+does: --ignore, symbolic links too, and `project-vc-ignores' left
+out (not the rest of `project-ignores').  Return `fallback' when ftw
+cannot be found or a directory is remote, or, for `vc', not in a
+Git work tree."
   (let ((program (ftw--executable))
         (dirs (or dirs (list (project-root project)))))
     (if (not (and program
-                  (cl-every (lambda (d) (ftw--local-directory-p (expand-file-name d)))
+                  (cl-every (lambda (d)
+                              (let ((d (expand-file-name d)))
+                                (and (ftw--local-directory-p d)
+                                     (or (not (eq gitignore 'vc))
+                                         (ftw--git-work-tree-p d)))))
                             dirs)))
         'fallback
       (mapcan
        (lambda (dir)
          (let* ((root (directory-file-name (expand-file-name dir)))
                 (args (ftw--project-args
-                       root (ftw--ignores project dir)
+                       root
+                       (if (eq gitignore 'vc)
+                           (ftw--vc-ignores dir)
+                         (ftw--ignores project dir))
                        (if (eq gitignore 'auto)
                            (and ftw-use-gitignore (ftw--git-work-tree-p root) t)
                          gitignore)))
@@ -624,10 +645,12 @@ directories, the generic implementation lists the files."
 
 (cl-defmethod project-files :around ((project (head vc)) &optional dirs)
   "List the files of the VC PROJECT in DIRS with ftw if `ftw-project-use-for-vc'.
-ftw is then given --ignore, which it needs to have; otherwise the
-VC backend lists the files."
+ftw is then given --ignore and lists what \"git ls-files\" lists
+for the VC backend (the same files, sorted; see
+`ftw--project-files'); in a directory that is not in a Git work
+tree, or without ftw, the VC backend lists the files."
   (let ((files (if ftw-project-use-for-vc
-                   (ftw--project-files project dirs t)
+                   (ftw--project-files project dirs 'vc)
                  'fallback)))
     (if (eq files 'fallback) (cl-call-next-method) files)))
 
