@@ -88,7 +88,7 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
   "The binary under test is there and the wrapper runs it."
   (ftw-tests-with-tree root
     (should (ftw--executable))
-    (should (equal (car (ftw--run ftw-program (list "find" "-0" root))) 0))
+    (should (equal (car (ftw--read-list ftw-program (list "find" "--order" "paths" "--lisp" root) "/")) 0))
     (should (= (ftw-tests-calls) 1))))
 
 (ert-deftest ftw-tests-same-as-built-in ()
@@ -407,6 +407,57 @@ chmod 600 nox
         (should (member (concat root "new\nline") all))
         (should (member (concat root "-lead") all))
         (should (member (concat root "link-a/z/f") all))))))
+
+(defun ftw-tests-no-fallback (fn)
+  "Call FN with the built-in `directory-files-recursively' made to fail."
+  (cl-letf (((symbol-function 'directory-files-recursively)
+             (lambda (&rest _) (error "Fell back to the built-in function"))))
+    (funcall fn)))
+
+(defconst ftw-tests-predicates
+  (list #'ftw-tests-skip-deep #'ignore #'always
+        (lambda (d) (string-match-p "\\`[[:ascii:]]*\\'" (file-name-nondirectory d)))
+        (lambda (d) (not (string-match-p "[\n ]" d)))
+        (lambda (d) (not (string-match-p "/\\(link-a\\|sub\\)\\'" d))))
+  "PREDICATE functions tried on the odd tree.")
+
+(ert-deftest ftw-tests-predicates-unreadable ()
+  "PREDICATE functions on the odd tree: the same names, the same directories asked.
+Where PREDICATE keeps out the directories that cannot be read,
+ftw lists the tree (no fallback to the built-in function); where
+it lets them in, the outcome is the built-in function's (an
+error, unless run as root)."
+  (ftw-tests-with-odd-tree root
+    (let ((file-name-coding-system nil)
+          (default-file-name-coding-system 'utf-8-unix))
+      (dolist (pred ftw-tests-predicates)
+        (let ((pred* (lambda (d)
+                       (and (not (string-match-p "/\\(locked\\|nox\\)\\'" d))
+                            (funcall pred d)))))
+          (dolist (follow '(nil t))
+            (dolist (include '(nil t))
+              (dolist (regexp '("" "\\.el\\'" "[^[:ascii:]]"))
+                (let* ((asked-ours nil)
+                       (asked-theirs nil)
+                       (before (ftw-tests-calls))
+                       (ours (ftw-tests-no-fallback
+                              (lambda ()
+                                (ftw-tests-outcome
+                                 #'ftw-directory-files-recursively root regexp include
+                                 (lambda (d) (push d asked-ours) (funcall pred* d))
+                                 follow))))
+                       (theirs (ftw-tests-outcome
+                                #'directory-files-recursively root regexp include
+                                (lambda (d) (push d asked-theirs) (funcall pred* d))
+                                follow)))
+                  (should (equal (list pred regexp include follow ours)
+                                 (list pred regexp include follow theirs)))
+                  (should (eq (car ours) 'ok))
+                  (should (> (ftw-tests-calls) before))
+                  (should (equal (sort asked-ours #'string<)
+                                 (sort asked-theirs #'string<))))))))
+        (dolist (follow '(nil t))
+          (ftw-tests-same root "" t pred follow))))))
 
 (ert-deftest ftw-tests-odd-one-run ()
   "Without PREDICATE function, one ftw run per call, no fallback."

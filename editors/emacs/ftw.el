@@ -73,8 +73,9 @@ the nearest directory holding one is the project's root.  Without
 one, the directory itself is the root."
   :type '(repeat string))
 
-(defconst ftw--batch 256
-  "How many directories one ftw process lists at most, level by level.")
+(defconst ftw--batch (* 64 1024)
+  "How many bytes of directory names one ftw process lists at most.
+With a PREDICATE function, the tree is listed level by level.")
 
 ;;; Running ftw
 
@@ -95,27 +96,6 @@ one, the directory itself is the root."
     (if (and coding (multibyte-string-p name))
         (encode-coding-string name coding)
       name)))
-
-(defun ftw--run (program args &optional stderr)
-  "Run PROGRAM with ARGS, and return (STATUS . NAMES).
-NAMES are the NUL-terminated names it printed, decoded with the
-coding system of file names.  Standard error goes to the file
-STDERR, or is discarded if STDERR is nil."
-  (with-temp-buffer
-    (set-buffer-multibyte nil)
-    (let* ((coding-system-for-read 'binary)
-           (coding-system-for-write 'binary)
-           (default-directory "/")
-           (status (apply #'call-process program nil (list t stderr) nil
-                          (mapcar #'ftw--encode args)))
-           (coding (ftw--coding))
-           (names (split-string (buffer-string) "\0" t)))
-      ;; Each name decoded on its own, as Emacs decodes a file name: one all
-      ;; ASCII stays the unibyte string it is.
-      (cons status
-            (if coding
-                (mapcar (lambda (n) (decode-coding-string n coding t)) names)
-              names)))))
 
 ;; ftw's output is read a run of lines at a time (`ftw--chunk' bytes or
 ;; so), not whole: the buffer that holds it stays small while the
@@ -237,7 +217,7 @@ vain, and no `read').  The other lines are read with `read'."
       (setq bol (point)))
     (nreverse result)))
 
-(defun ftw--read-list (program args dir &optional decode reader)
+(defun ftw--read-list (program args dir &optional decode reader groups)
   "Run PROGRAM with ARGS in DIR, and read the Lisp list it prints.
 ARGS ask for \"ftw find --lisp\"; the output goes through a
 temporary file, read a run of lines at a time into a unibyte
@@ -248,9 +228,10 @@ non-nil), or the symbol `unreadable'; ERRORS what ftw wrote on
 standard error.  With READER, NAMES is the lists it returns
 joined, called with no argument in the buffer of each run, at its
 start, the run's lines of names only (the list's parentheses
-removed).  NAMES is `carriage-return' if DECODE is non-nil, the
-output holds one and the coding system of file names could take
-it for the end of a line."
+removed), or with GROUPS non-nil the run's lines as they are (the
+output of \"--group\", a list a line).  NAMES is `carriage-return'
+if DECODE is non-nil, the output holds one and the coding system
+of file names could take it for the end of a line."
   (let ((out (make-temp-file "ftw-out"))
         (err (make-temp-file "ftw-err"))
         (coding (ftw--coding))
@@ -283,7 +264,7 @@ it for the end of a line."
                          (when (and cr (search-forward "\r" nil t))
                            (throw 'ftw--stop 'carriage-return))
                          (goto-char (point-min))
-                         (ftw--strip-list first last)
+                         (unless groups (ftw--strip-list first last))
                          (condition-case nil
                              (if reader
                                  (funcall reader)
@@ -307,109 +288,117 @@ it for the end of a line."
   "The prefix of the names ftw prints under ROOT (a directory file name)."
   (if (string-suffix-p "/" root) root (concat root "/")))
 
-(defun ftw--walk (program root roots follow max-depth children)
-  "List ROOTS under ROOT with PROGRAM, filling the hash table CHILDREN.
-ROOT is the local absolute directory file name the walk starts
-from, ROOTS the directories (relative to it, \"\" for ROOT) to
-list.  FOLLOW non-nil follows symbolic links; MAX-DEPTH limits
-the depth if non-nil.  CHILDREN maps the relative name of each
-directory listed to its entries: names as
-`file-name-all-completions' gives them (a directory, or a link to
-one, with a slash at the end).  Return non-nil if ftw reported
-no error."
-  (let* ((prefix (ftw--prefix root))
-         (plen (length prefix))
-         (common (append '("find" "-0")
-                         (and follow '("-L"))
-                         (and max-depth (list "-d" (number-to-string max-depth)))))
-         (ok t))
-    (while roots
-      (let ((paths (mapcar (lambda (rel) (if (string-empty-p rel) root (concat prefix rel)))
-                           (seq-take roots ftw--batch))))
-        (setq roots (nthcdr ftw--batch roots))
-        ;; Two walks with disjoint types: what may be a directory (a
-        ;; directory, or a symbolic link, to be asked about), and the rest.
-        (dolist (kind '(("-t" "d" "-t" "l")
-                        ("-t" "f" "-t" "s" "-t" "p" "-t" "b" "-t" "c")))
-          (let* ((maybe-dir (equal (cadr kind) "d"))
-                 (res (ftw--run program (append common kind (cons "--" paths)))))
-            (unless (eq (car res) 0) (setq ok nil))
-            (dolist (path (cdr res))
-              (when (and (> (length path) plen) (string-prefix-p prefix path))
-                (let* ((slash (string-match "/[^/]*\\'" path plen))
-                       (parent (if slash (substring path plen slash) ""))
-                       (name (substring path (if slash (1+ slash) plen))))
-                  (when (and maybe-dir (file-directory-p path))
-                    (setq name (concat name "/")))
-                  (push name (gethash parent children)))))))))
-    ok))
-
-(defun ftw--assemble (children rel dir regexp include-directories)
-  "The result of `directory-files-recursively' for the directory REL.
-REL is relative to the walk's root, DIR is its name as the result
-gives it.  CHILDREN is the table that `ftw--walk' filled; REGEXP
-and INCLUDE-DIRECTORIES are as for `directory-files-recursively'.
-This follows the built-in function step by step: each directory's
-names sorted with `string<', the contents of each subdirectory,
-then the subdirectory itself, before the directory's files."
-  (let ((result nil)
-        (files nil))
-    (dolist (file (sort (gethash rel children) #'string<))
-      (if (directory-name-p file)
-          (let* ((leaf (substring file 0 (1- (length file))))
-                 (full-file (concat dir "/" leaf)))
-            (setq result
-                  (nconc result
-                         (ftw--assemble children
-                                        (if (string-empty-p rel) leaf
-                                          (concat rel "/" leaf))
-                                        full-file regexp include-directories)))
-            (when (and include-directories (string-match regexp leaf))
-              (setq result (nconc result (list full-file)))))
-        (when (string-match regexp file)
-          (push (concat dir "/" file) files))))
-    (nconc result (nreverse files))))
-
-(defun ftw--descend (program root children follow predicate given)
-  "Walk ROOT level by level with PROGRAM, asking PREDICATE about each directory.
-Fill CHILDREN as `ftw--walk' does.  FOLLOW non-nil follows symbolic
-links to directories.  GIVEN is the name of ROOT as the result
-gives it (PREDICATE is called with names made from it).  Return
-non-nil if ftw reported no error."
-  (let ((level '(""))
-        (prefix (ftw--prefix root))
+(defun ftw--list-level (program paths follow no-dirs coding)
+  "List the entries of the directories PATHS with PROGRAM, one level down.
+PATHS are local absolute directory names; FOLLOW non-nil follows
+symbolic links, NO-DIRS non-nil leaves out the directories (and
+the links to directories).  Return (OK . TABLE): TABLE maps the
+prefix that ftw prints for each path that has entries (the path,
+encoded, and a slash) to their names, decoded with CODING, in the
+order of \"ftw find --order emacs\": the directories, then the
+rest; OK is nil if ftw reported an error."
+  (let ((table (make-hash-table :test #'equal))
         (ok t))
-    (while level
-      (unless (ftw--walk program root level follow 1 children)
-        (setq ok nil))
-      (let ((next nil))
-        (dolist (rel level)
-          (dolist (file (sort (copy-sequence (gethash rel children)) #'string<))
-            (when (directory-name-p file)
-              (let* ((leaf (substring file 0 (1- (length file))))
-                     (sub (if (string-empty-p rel) leaf (concat rel "/" leaf))))
-                (when (and (or follow (not (file-symlink-p (concat prefix sub))))
-                           (funcall predicate (concat given "/" sub)))
-                  (push sub next))))))
+    (while paths
+      (let ((batch nil)
+            (bytes 0))
+        (while (and paths (or (null batch) (< bytes ftw--batch)))
+          (setq bytes (+ bytes (string-bytes (car paths)) 1))
+          (push (pop paths) batch))
+        (pcase-let ((`(,status ,groups ,_)
+                     (ftw--read-list
+                      program
+                      (append '("find" "-j1" "--order" "emacs" "--lisp" "--group"
+                                "-d" "1")
+                              (and follow '("-L"))
+                              (and no-dirs '("--no-dirs"))
+                              (cons "--" (nreverse batch)))
+                      "/" t
+                      (lambda ()
+                        (let ((groups nil)
+                              (buffer (current-buffer)))
+                          (while (progn (skip-chars-forward " \n") (not (eobp)))
+                            (push (read buffer) groups))
+                          groups))
+                      t)))
+          (if (not (and (eq status 0) (listp groups)))
+              (setq ok nil)
+            (dolist (group groups)
+              (puthash (car group)
+                       (mapcar (lambda (n) (decode-coding-string n coding t))
+                               (cdr group))
+                       table))))))
+    (cons ok table)))
+
+(defun ftw--levels (program root given follow predicate coding)
+  "List the tree ROOT level by level with PROGRAM, asking PREDICATE.
+ROOT is the local absolute directory file name listed, GIVEN its
+name as the result spells it; PREDICATE is called with the names
+made from it, for each directory that `directory-files-recursively'
+would ask it about (a symbolic link only if FOLLOW), and a
+directory is listed only if it says so.  Two runs of ftw a level
+\(for up to `ftw--batch' bytes of names): with and without the
+directories (\"--no-dirs\"), which come first.  Return a table
+that maps the relative name of each directory listed (\"\" for
+ROOT) to (DIRS . FILES): the names of its directories (and links
+to directories) and of its other entries, each in the order of
+the built-in function; or nil if ftw reported an error."
+  (let* ((table (make-hash-table :test #'equal))
+         (prefix (ftw--prefix root))
+         (level '(""))
+         (ok t))
+    (while (and ok level)
+      (let* ((paths (mapcar (lambda (rel) (if (string-empty-p rel) root (concat prefix rel)))
+                            level))
+             (all (ftw--list-level program paths follow nil coding))
+             (files (ftw--list-level program paths follow t coding))
+             (next nil))
+        (setq ok (and (car all) (car files)))
+        (while (and ok level)
+          (let* ((rel (pop level))
+                 (key (ftw--prefix (ftw--encode (pop paths))))
+                 (entries (gethash key (cdr all)))
+                 (others (gethash key (cdr files)))
+                 (n (- (length entries) (length others)))
+                 (dirs (and (> n 0) (butlast entries (length others)))))
+            ;; The directories come first: the rest is the other listing.
+            (if (not (and (>= n 0) (equal (nthcdr n entries) others)))
+                (setq ok nil)
+              (puthash rel (cons dirs others) table)
+              (dolist (leaf dirs)
+                (let ((sub (if (string-empty-p rel) leaf (concat rel "/" leaf))))
+                  (when (and (or follow (not (file-symlink-p (concat prefix sub))))
+                             (funcall predicate (concat given "/" sub)))
+                    (push sub next)))))))
         (setq level (nreverse next))))
-    ok))
+    (and ok table)))
+
+(defun ftw--assemble (table rel dir regexp include-directories result)
+  "Push the names `directory-files-recursively' gives for REL on RESULT.
+REL is relative to the walk's root, DIR is its name as the result
+gives it; TABLE is what `ftw--levels' returned; REGEXP and
+INCLUDE-DIRECTORIES are as for `directory-files-recursively'.
+Return RESULT with the names pushed on it, the last first.  As the
+built-in function: for each directory in order, its contents (if
+it was listed), then itself; then the other entries."
+  (let ((entry (gethash rel table)))
+    (dolist (leaf (car entry))
+      (let ((full (concat dir "/" leaf)))
+        (setq result (ftw--assemble table
+                                    (if (string-empty-p rel) leaf (concat rel "/" leaf))
+                                    full regexp include-directories result))
+        (when (and include-directories (string-match regexp leaf))
+          (push full result))))
+    (dolist (file (cdr entry))
+      (when (string-match regexp file)
+        (push (concat dir "/" file) result)))
+    result))
 
 (defun ftw--utf-8-p (coding)
   "Return non-nil if CODING is UTF-8, as \"ftw find --order\" assumes.
 Its end of lines does not matter."
   (and coding (coding-system-p coding)
        (eq (coding-system-base coding) 'utf-8)))
-
-(defun ftw--keep-matching (names regexp)
-  "Keep in NAMES those whose last component matches REGEXP; destructive."
-  (let* ((file-name-handler-alist nil)
-         (head (cons nil names))
-         (prev head))
-    (while (cdr prev)
-      (if (string-match regexp (file-name-nondirectory (cadr prev)))
-          (setq prev (cdr prev))
-        (setcdr prev (cddr prev))))
-    (cdr head)))
 
 (defun ftw--all (program given root regexp include-directories predicate follow)
   "`ftw-directory-files-recursively' in one run of PROGRAM, or `fallback'.
@@ -426,9 +415,7 @@ buffer and only the names that match are made (see
 `ftw--read-names').
 Return `fallback' where the result could differ from the built-in
 function's: ftw's errors (unless PREDICATE is t and none is a loop
-of links), a carriage return that decoding could change; and
-`in-lisp' where file names are not decoded as UTF-8 (ftw's order
-is not `string<''s then)."
+of links), a carriage return that decoding could change."
   (let* ((coding (ftw--coding))
          (cwd (and (not (file-name-absolute-p given))
                    (file-name-as-directory (expand-file-name default-directory))))
@@ -447,18 +434,16 @@ is not `string<''s then)."
                        (and follow '("-L"))
                        (and (not include-directories) '("--no-dirs"))
                        (list "--" (if direct given root)))))
-    (if (not (ftw--utf-8-p coding))
-        'in-lisp
-      (pcase-let ((`(,status ,names ,errors)
-                   (ftw--read-list program args (if (and direct cwd) cwd "/") t
-                                   (lambda ()
-                                     (ftw--read-names regexp under coding)))))
-        (if (or (not (listp names))
-                (not (or (eq status 0)
-                         (and (eq status 1) (eq predicate t)
-                              (not (string-match-p "file system loop" errors))))))
-            'fallback
-          names)))))
+    (pcase-let ((`(,status ,names ,errors)
+                 (ftw--read-list program args (if (and direct cwd) cwd "/") t
+                                 (lambda ()
+                                   (ftw--read-names regexp under coding)))))
+      (if (or (not (listp names))
+              (not (or (eq status 0)
+                       (and (eq status 1) (eq predicate t)
+                            (not (string-match-p "file system loop" errors))))))
+          'fallback
+        names))))
 
 ;;;###autoload
 (defun ftw-directory-files-recursively (dir regexp &optional include-directories
@@ -472,13 +457,17 @@ INCLUDE-DIRECTORIES, before the files of the directory, each
 directory's names sorted with `string<'), and names begin with
 DIR as given (without its final slash).
 
-The tree is listed by \"ftw find -0\" (`ftw-program'); REGEXP is
-matched in Lisp against each name, as the built-in function does.
-When PREDICATE is a function, the tree is listed level by level,
-one ftw process per level (for up to `ftw--batch' directories),
-so that PREDICATE decides before a directory is opened; PREDICATE
-is then called with the same names as by the built-in function,
-but level by level rather than depth first.
+With PREDICATE nil or t, the tree is listed by one run of \"ftw
+find --order emacs --lisp\" (`ftw-program'), which prints the
+names in the order of the result; REGEXP is matched in Lisp
+against the last component of each, as the built-in function
+does.  With another PREDICATE, the tree is listed level by level
+\(two ftw runs a level, for up to `ftw--batch' bytes of directory
+names), so that PREDICATE decides before a directory is opened:
+it is called with the same names as by the built-in function, for
+the same directories, but a level at a time rather than depth
+first.  Where file names are not decoded as UTF-8, the built-in
+function lists the tree.
 
 The built-in function is called instead when ftw cannot be found,
 when DIR is not a readable local directory (it signals the same
@@ -498,23 +487,24 @@ read is left out)."
                                      follow-symlinks)
       (let* (;; Fewer collections while the many names are made.
              (gc-cons-threshold (max gc-cons-threshold (* 64 1024 1024)))
-             (all (if (functionp predicate)
-                      'by-levels
+             (coding (ftw--coding))
+             (all (cond
+                   ;; ftw's order is `string<''s where names are UTF-8.
+                   ((not (ftw--utf-8-p coding)) 'fallback)
+                   ((memq predicate '(nil t))
                     (ftw--all program given root regexp include-directories
-                              predicate follow-symlinks))))
+                              predicate follow-symlinks))
+                   (t
+                    (let ((table (ftw--levels program root given follow-symlinks
+                                              predicate coding)))
+                      (if table
+                          (nreverse (ftw--assemble table "" given regexp
+                                                   include-directories nil))
+                        'fallback))))))
         (if (listp all)
             all
-          (let* ((children (make-hash-table :test #'equal))
-                 (ok (and (not (eq all 'fallback))
-                          (if (functionp predicate)
-                              (ftw--descend program root children follow-symlinks
-                                            predicate given)
-                            (ftw--walk program root '("") follow-symlinks nil
-                                       children)))))
-            (if (or ok (and (eq predicate t) (not (eq all 'fallback))))
-                (ftw--assemble children "" given regexp include-directories)
-              (directory-files-recursively dir regexp include-directories predicate
-                                           follow-symlinks))))))))
+          (directory-files-recursively dir regexp include-directories predicate
+                                       follow-symlinks))))))
 
 ;;; project.el backend
 
