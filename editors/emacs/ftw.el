@@ -101,7 +101,7 @@ With a PREDICATE function, the tree is listed level by level.")
 ;; so), not whole: the buffer that holds it stays small while the
 ;; names read from it add up, and Emacs's peak memory is about the
 ;; names' (the output of a large tree is larger than its list).
-(defvar ftw--chunk (* 1024 1024)
+(defvar ftw--chunk (* 64 1024)
   "How many bytes of ftw's output are read into a buffer at a time.")
 
 (defun ftw--read-chunks (file fn)
@@ -288,47 +288,85 @@ of file names could take it for the end of a line."
   "The prefix of the names ftw prints under ROOT (a directory file name)."
   (if (string-suffix-p "/" root) root (concat root "/")))
 
-(defun ftw--list-level (program paths follow no-dirs coding)
-  "List the entries of the directories PATHS with PROGRAM, one level down.
-PATHS are local absolute directory names; FOLLOW non-nil follows
-symbolic links, NO-DIRS non-nil leaves out the directories (and
-the links to directories).  Return (OK . TABLE): TABLE maps the
-prefix that ftw prints for each path that has entries (the path,
-encoded, and a slash) to their names, decoded with CODING, in the
-order of \"ftw find --order emacs\": the directories, then the
-rest; OK is nil if ftw reported an error."
-  (let ((table (make-hash-table :test #'equal))
-        (ok t))
-    (while paths
+(defun ftw--group-p (path prefix)
+  "Non-nil if PREFIX is what ftw prints before the names under PATH."
+  (let* ((path (ftw--encode path))
+         (n (length path)))
+    (and (= (length prefix) (if (string-suffix-p "/" path) n (1+ n)))
+         (eq t (compare-strings prefix 0 n path 0 nil)))))
+
+(defun ftw--node (names full coding)
+  "The node of a directory named FULL in the result, whose entries are NAMES.
+NAMES are as ftw prints them (\"--mark-dirs\": the directories
+first, with a slash after them), raw; they are decoded with
+CODING.  The node is (DIRS . FILES): FILES the names of the other
+entries, DIRS a list of (LEAF FULL-NAME . NODE) for each
+directory (or link to one), NODE nil until it is listed."
+  (let ((dirs nil)
+        (cell nil))
+    (while (and names (string-suffix-p "/" (car names)))
+      (let ((leaf (decode-coding-string (substring (pop names) 0 -1) coding t)))
+        (push (cons leaf (cons (concat full "/" leaf) nil)) dirs)))
+    (setq cell names)
+    (while cell
+      (setcar cell (decode-coding-string (car cell) coding t))
+      (setq cell (cdr cell)))
+    (cons (nreverse dirs) names)))
+
+(defun ftw--list-level (program level follow predicate coding)
+  "List the directories of LEVEL with PROGRAM, and ask PREDICATE about their own.
+LEVEL is a list of (PATH . ITEM): PATH a local absolute directory
+name, ITEM its (LEAF FULL-NAME . NODE) (see `ftw--node'), whose
+NODE is set here.  FOLLOW non-nil follows symbolic links; only
+then is PREDICATE asked about a link to a directory.  One run of
+\"ftw find --order emacs --lisp --group --mark-dirs -d 1\" for up
+to `ftw--batch' bytes of paths: a list a line for each path that
+has entries, in the order of the paths.  Return (OK . NEXT): NEXT
+the next level, the directories that PREDICATE let in, in order;
+OK nil if ftw reported an error."
+  (let ((ok t)
+        (next nil))
+    (while (and ok level)
       (let ((batch nil)
             (bytes 0))
-        (while (and paths (or (null batch) (< bytes ftw--batch)))
-          (setq bytes (+ bytes (string-bytes (car paths)) 1))
-          (push (pop paths) batch))
+        (while (and level (or (null batch) (< bytes ftw--batch)))
+          (setq bytes (+ bytes (string-bytes (caar level)) 1))
+          (push (pop level) batch))
+        (setq batch (nreverse batch))
         (pcase-let ((`(,status ,groups ,_)
                      (ftw--read-list
                       program
                       (append '("find" "-j1" "--order" "emacs" "--lisp" "--group"
-                                "-d" "1")
+                                "--mark-dirs" "-d" "1")
                               (and follow '("-L"))
-                              (and no-dirs '("--no-dirs"))
-                              (cons "--" (nreverse batch)))
+                              (cons "--" (mapcar #'car batch)))
                       "/" t
                       (lambda ()
                         (let ((groups nil)
                               (buffer (current-buffer)))
                           (while (progn (skip-chars-forward " \n") (not (eobp)))
                             (push (read buffer) groups))
-                          groups))
+                          (nreverse groups)))
                       t)))
           (if (not (and (eq status 0) (listp groups)))
               (setq ok nil)
-            (dolist (group groups)
-              (puthash (car group)
-                       (mapcar (lambda (n) (decode-coding-string n coding t))
-                               (cdr group))
-                       table))))))
-    (cons ok table)))
+            (dolist (job batch)
+              (let* ((path (car job))
+                     (item (cdr job))
+                     (full (cadr item))
+                     (node (ftw--node (and groups (ftw--group-p path (caar groups))
+                                           (cdr (pop groups)))
+                                      full coding)))
+                (setcdr (cdr item) node)
+                (dolist (d (car node))
+                  (when (and (or follow (not (file-symlink-p (cadr d))))
+                             (funcall predicate (cadr d)))
+                    (push (cons (if (eq path full) (cadr d) (concat path "/" (car d)))
+                                d)
+                          next)))))
+            ;; A list for no path: not the output expected.
+            (when groups (setq ok nil))))))
+    (cons ok (nreverse next))))
 
 (defun ftw--levels (program root given follow predicate coding)
   "List the tree ROOT level by level with PROGRAM, asking PREDICATE.
@@ -336,63 +374,37 @@ ROOT is the local absolute directory file name listed, GIVEN its
 name as the result spells it; PREDICATE is called with the names
 made from it, for each directory that `directory-files-recursively'
 would ask it about (a symbolic link only if FOLLOW), and a
-directory is listed only if it says so.  Two runs of ftw a level
-\(for up to `ftw--batch' bytes of names): with and without the
-directories (\"--no-dirs\"), which come first.  Return a table
-that maps the relative name of each directory listed (\"\" for
-ROOT) to (DIRS . FILES): the names of its directories (and links
-to directories) and of its other entries, each in the order of
-the built-in function; or nil if ftw reported an error."
-  (let* ((table (make-hash-table :test #'equal))
-         (prefix (ftw--prefix root))
-         (level '(""))
+directory is listed only if it says so.  One ftw run a level (see
+`ftw--list-level').  Return the node of ROOT (see `ftw--node'), or
+nil if ftw reported an error."
+  (let* ((top (list nil (if (string= given root) root given)))
+         (level (list (cons root top)))
          (ok t))
     (while (and ok level)
-      (let* ((paths (mapcar (lambda (rel) (if (string-empty-p rel) root (concat prefix rel)))
-                            level))
-             (all (ftw--list-level program paths follow nil coding))
-             (files (ftw--list-level program paths follow t coding))
-             (next nil))
-        (setq ok (and (car all) (car files)))
-        (while (and ok level)
-          (let* ((rel (pop level))
-                 (key (ftw--prefix (ftw--encode (pop paths))))
-                 (entries (gethash key (cdr all)))
-                 (others (gethash key (cdr files)))
-                 (n (- (length entries) (length others)))
-                 (dirs (and (> n 0) (butlast entries (length others)))))
-            ;; The directories come first: the rest is the other listing.
-            (if (not (and (>= n 0) (equal (nthcdr n entries) others)))
-                (setq ok nil)
-              (puthash rel (cons dirs others) table)
-              (dolist (leaf dirs)
-                (let ((sub (if (string-empty-p rel) leaf (concat rel "/" leaf))))
-                  (when (and (or follow (not (file-symlink-p (concat prefix sub))))
-                             (funcall predicate (concat given "/" sub)))
-                    (push sub next)))))))
-        (setq level (nreverse next))))
-    (and ok table)))
+      (let ((listed (ftw--list-level program level follow predicate coding)))
+        (setq ok (car listed)
+              level (cdr listed))))
+    (and ok (cddr top))))
 
-(defun ftw--assemble (table rel dir regexp include-directories result)
-  "Push the names `directory-files-recursively' gives for REL on RESULT.
-REL is relative to the walk's root, DIR is its name as the result
-gives it; TABLE is what `ftw--levels' returned; REGEXP and
-INCLUDE-DIRECTORIES are as for `directory-files-recursively'.
-Return RESULT with the names pushed on it, the last first.  As the
-built-in function: for each directory in order, its contents (if
-it was listed), then itself; then the other entries."
-  (let ((entry (gethash rel table)))
-    (dolist (leaf (car entry))
-      (let ((full (concat dir "/" leaf)))
-        (setq result (ftw--assemble table
-                                    (if (string-empty-p rel) leaf (concat rel "/" leaf))
-                                    full regexp include-directories result))
-        (when (and include-directories (string-match regexp leaf))
-          (push full result))))
-    (dolist (file (cdr entry))
+(defun ftw--assemble (node dir regexp include-directories result)
+  "Push the names `directory-files-recursively' gives for NODE on RESULT.
+NODE is a directory's (see `ftw--node'), DIR its name in the
+result; REGEXP and INCLUDE-DIRECTORIES are as for
+`directory-files-recursively'.  Return RESULT with the names pushed
+on it, the last first.  As the built-in function: for each
+directory in order, its contents (if it was listed), then itself;
+then the other entries.  NODE is emptied as it goes: what is
+done with is left to the collector."
+  (while (car node)
+    (let ((d (pop (car node))))
+      (setq result (ftw--assemble (cddr d) (cadr d) regexp include-directories result))
+      (when (and include-directories (string-match regexp (car d)))
+        (push (cadr d) result))))
+  (while (cdr node)
+    (let ((file (pop (cdr node))))
       (when (string-match regexp file)
-        (push (concat dir "/" file) result)))
-    result))
+        (push (concat dir "/" file) result))))
+  result)
 
 (defun ftw--utf-8-p (coding)
   "Return non-nil if CODING is UTF-8, as \"ftw find --order\" assumes.
@@ -462,7 +474,7 @@ find --order emacs --lisp\" (`ftw-program'), which prints the
 names in the order of the result; REGEXP is matched in Lisp
 against the last component of each, as the built-in function
 does.  With another PREDICATE, the tree is listed level by level
-\(two ftw runs a level, for up to `ftw--batch' bytes of directory
+\(an ftw run a level, for up to `ftw--batch' bytes of directory
 names), so that PREDICATE decides before a directory is opened:
 it is called with the same names as by the built-in function, for
 the same directories, but a level at a time rather than depth
@@ -485,20 +497,22 @@ read is left out)."
                   (file-executable-p root)))
         (directory-files-recursively dir regexp include-directories predicate
                                      follow-symlinks)
-      (let* (;; Fewer collections while the many names are made.
-             (gc-cons-threshold (max gc-cons-threshold (* 64 1024 1024)))
-             (coding (ftw--coding))
+      (let* ((coding (ftw--coding))
              (all (cond
                    ;; ftw's order is `string<''s where names are UTF-8.
                    ((not (ftw--utf-8-p coding)) 'fallback)
                    ((memq predicate '(nil t))
-                    (ftw--all program given root regexp include-directories
-                              predicate follow-symlinks))
+                    (let (;; Fewer collections while the names are made: few
+                          ;; are made in vain.
+                          (gc-cons-threshold (max gc-cons-threshold
+                                                  (* 64 1024 1024))))
+                      (ftw--all program given root regexp include-directories
+                                predicate follow-symlinks)))
                    (t
-                    (let ((table (ftw--levels program root given follow-symlinks
-                                              predicate coding)))
-                      (if table
-                          (nreverse (ftw--assemble table "" given regexp
+                    (let ((node (ftw--levels program root given follow-symlinks
+                                             predicate coding)))
+                      (if node
+                          (nreverse (ftw--assemble node given regexp
                                                    include-directories nil))
                         'fallback))))))
         (if (listp all)
