@@ -14,10 +14,11 @@
 ;;
 ;; `ftw-directory-files-recursively' is a drop-in for
 ;; `directory-files-recursively': same arguments, same result (the
-;; same names, in the same order), with the tree listed by
-;; "ftw find -0".  When ftw is missing, DIR is remote (or has another
-;; file name handler), or ftw reports an error that the built-in
-;; function would signal, it calls the built-in function.
+;; same names, in the same order), with the tree listed by ftw in
+;; the result's order (level by level with a PREDICATE function).  When ftw is missing, DIR is
+;; remote (or has another file name handler), or ftw reports an
+;; error that the built-in function would signal, it calls the
+;; built-in function.
 ;;
 ;; `ftw-project-mode' adds `ftw-project-try' to the end of
 ;; `project-find-functions', so that a directory that is not under
@@ -25,7 +26,8 @@
 ;; `project-files' are listed by ftw, leaving out what
 ;; `project-ignores' names (by default `vc-directory-exclusion-list'
 ;; and `grep-find-ignored-files').  With `ftw-project-use-for-vc',
-;; VC projects are listed by ftw too.
+;; VC projects in Git work trees are listed by ftw too ("ftw find
+;; --ignore": the files that "git ls-files" lists).
 ;;
 ;;   (require 'ftw)
 ;;   (ftw-project-mode 1)
@@ -295,30 +297,35 @@ of file names could take it for the end of a line."
     (and (= (length prefix) (if (string-suffix-p "/" path) n (1+ n)))
          (eq t (compare-strings prefix 0 n path 0 nil)))))
 
-(defun ftw--node (names full coding)
+(defun ftw--node (names full coding regexp)
   "The node of a directory named FULL in the result, whose entries are NAMES.
 NAMES are as ftw prints them (\"--mark-dirs\": the directories
 first, with a slash after them), raw; they are decoded with
-CODING.  The node is (DIRS . FILES): FILES the names of the other
-entries, DIRS a list of (LEAF FULL-NAME . NODE) for each
-directory (or link to one), NODE nil until it is listed."
+CODING.  The node is (DIRS . FILES): FILES the names in the
+result of the other entries whose name matches REGEXP (made here,
+once: what the result holds), DIRS a list of (MATCH FULL-NAME
+. NODE) for each directory (or link to one): MATCH non-nil if its
+name matches REGEXP, NODE nil until it is listed."
   (let ((dirs nil)
-        (cell nil))
+        (files nil))
     (while (and names (string-suffix-p "/" (car names)))
       (let ((leaf (decode-coding-string (substring (pop names) 0 -1) coding t)))
-        (push (cons leaf (cons (concat full "/" leaf) nil)) dirs)))
-    (setq cell names)
-    (while cell
-      (setcar cell (decode-coding-string (car cell) coding t))
-      (setq cell (cdr cell)))
-    (cons (nreverse dirs) names)))
+        (push (cons (and (string-match regexp leaf) t)
+                    (cons (concat full "/" leaf) nil))
+              dirs)))
+    (dolist (name names)
+      (let ((leaf (decode-coding-string name coding t)))
+        (when (string-match regexp leaf)
+          (push (concat full "/" leaf) files))))
+    (cons (nreverse dirs) (nreverse files))))
 
-(defun ftw--list-level (program level follow predicate coding)
+(defun ftw--list-level (program level follow predicate coding regexp)
   "List the directories of LEVEL with PROGRAM, and ask PREDICATE about their own.
 LEVEL is a list of (PATH . ITEM): PATH a local absolute directory
-name, ITEM its (LEAF FULL-NAME . NODE) (see `ftw--node'), whose
-NODE is set here.  FOLLOW non-nil follows symbolic links; only
-then is PREDICATE asked about a link to a directory.  One run of
+name, ITEM its (MATCH FULL-NAME . NODE) (see `ftw--node'), whose
+NODE is set here (see `ftw--node' for CODING and REGEXP).  FOLLOW
+non-nil follows symbolic links; only then is PREDICATE asked about
+a link to a directory.  One run of
 \"ftw find --order emacs --lisp --group --mark-dirs -d 1\" for up
 to `ftw--batch' bytes of paths: a list a line for each path that
 has entries, in the order of the paths.  Return (OK . NEXT): NEXT
@@ -333,78 +340,93 @@ OK nil if ftw reported an error."
           (setq bytes (+ bytes (string-bytes (caar level)) 1))
           (push (pop level) batch))
         (setq batch (nreverse batch))
-        (pcase-let ((`(,status ,groups ,_)
-                     (ftw--read-list
-                      program
-                      (append '("find" "-j1" "--order" "emacs" "--lisp" "--group"
-                                "--mark-dirs" "-d" "1")
-                              (and follow '("-L"))
-                              (cons "--" (mapcar #'car batch)))
-                      "/" t
-                      (lambda ()
-                        (let ((groups nil)
-                              (buffer (current-buffer)))
-                          (while (progn (skip-chars-forward " \n") (not (eobp)))
-                            (push (read buffer) groups))
-                          (nreverse groups)))
-                      t)))
-          (if (not (and (eq status 0) (listp groups)))
+        (let* ((pending batch)
+               (stray nil)
+               (status
+                (car
+                 (ftw--read-list
+                  program
+                  (append '("find" "-j1" "--order" "emacs" "--lisp" "--group"
+                            "--mark-dirs" "-d" "1")
+                          (and follow '("-L"))
+                          (cons "--" (mapcar #'car batch)))
+                  "/" t
+                  ;; Each group made into its directory's node as it is read:
+                  ;; the raw names of a run at a time, not of the batch.
+                  (lambda ()
+                    (let ((buffer (current-buffer)))
+                      (while (progn (skip-chars-forward " \n") (not (eobp)))
+                        (let ((group (read buffer)))
+                          ;; Paths before it have no entries.
+                          (while (and pending
+                                      (not (ftw--group-p (caar pending) (car group))))
+                            (pop pending))
+                          (if (not pending)
+                              (setq stray t)
+                            (let ((item (cdr (pop pending))))
+                              (setcdr (cdr item)
+                                      (ftw--node (cdr group) (cadr item)
+                                                 coding regexp))))))
+                      nil))
+                  t))))
+          (if (not (and (eq status 0) (not stray)))
               (setq ok nil)
             (dolist (job batch)
               (let* ((path (car job))
                      (item (cdr job))
-                     (full (cadr item))
-                     (node (ftw--node (and groups (ftw--group-p path (caar groups))
-                                           (cdr (pop groups)))
-                                      full coding)))
-                (setcdr (cdr item) node)
-                (dolist (d (car node))
+                     (full (cadr item)))
+                (unless (cddr item)
+                  (setcdr (cdr item) (list nil)))
+                (dolist (d (car (cddr item)))
                   (when (and (or follow (not (file-symlink-p (cadr d))))
                              (funcall predicate (cadr d)))
-                    (push (cons (if (eq path full) (cadr d) (concat path "/" (car d)))
+                    (push (cons (if (eq path full)
+                                    (cadr d)
+                                  (concat path "/" (substring (cadr d) (1+ (length full)))))
                                 d)
-                          next)))))
-            ;; A list for no path: not the output expected.
-            (when groups (setq ok nil))))))
+                          next)))))))))
     (cons ok (nreverse next))))
 
-(defun ftw--levels (program root given follow predicate coding)
+(defun ftw--levels (program root given follow predicate coding regexp)
   "List the tree ROOT level by level with PROGRAM, asking PREDICATE.
 ROOT is the local absolute directory file name listed, GIVEN its
 name as the result spells it; PREDICATE is called with the names
 made from it, for each directory that `directory-files-recursively'
 would ask it about (a symbolic link only if FOLLOW), and a
 directory is listed only if it says so.  One ftw run a level (see
-`ftw--list-level').  Return the node of ROOT (see `ftw--node'), or
-nil if ftw reported an error."
+`ftw--list-level'); CODING and REGEXP as for `ftw--node'.  Return
+the node of ROOT (see `ftw--node'), or nil if ftw reported an
+error."
   (let* ((top (list nil (if (string= given root) root given)))
          (level (list (cons root top)))
          (ok t))
     (while (and ok level)
-      (let ((listed (ftw--list-level program level follow predicate coding)))
+      (let ((listed (ftw--list-level program level follow predicate coding
+                                     regexp)))
         (setq ok (car listed)
               level (cdr listed))))
     (and ok (cddr top))))
 
-(defun ftw--assemble (node dir regexp include-directories result)
-  "Push the names `directory-files-recursively' gives for NODE on RESULT.
-NODE is a directory's (see `ftw--node'), DIR its name in the
-result; REGEXP and INCLUDE-DIRECTORIES are as for
-`directory-files-recursively'.  Return RESULT with the names pushed
-on it, the last first.  As the built-in function: for each
-directory in order, its contents (if it was listed), then itself;
-then the other entries.  NODE is emptied as it goes: what is
-done with is left to the collector."
+(defun ftw--assemble (node include-directories tail)
+  "Add the names `directory-files-recursively' gives for NODE after TAIL.
+NODE is a directory's node (see `ftw--node'), INCLUDE-DIRECTORIES
+as for `directory-files-recursively'; TAIL the last cons of the
+result so far.  Return the new last cons.  As the built-in
+function: for each directory in order, its contents (if it was
+listed), then itself (if it matches); then the other entries (the
+node's list of them, joined as it is: no new cons).  NODE is
+emptied as it goes: what is done with is left to the collector."
   (while (car node)
     (let ((d (pop (car node))))
-      (setq result (ftw--assemble (cddr d) (cadr d) regexp include-directories result))
-      (when (and include-directories (string-match regexp (car d)))
-        (push (cadr d) result))))
-  (while (cdr node)
-    (let ((file (pop (cdr node))))
-      (when (string-match regexp file)
-        (push (concat dir "/" file) result))))
-  result)
+      (setq tail (ftw--assemble (cddr d) include-directories tail))
+      (when (and include-directories (car d))
+        (setcdr tail (list (cadr d)))
+        (setq tail (cdr tail)))))
+  (when (cdr node)
+    (setcdr tail (cdr node))
+    (setcdr node nil)
+    (setq tail (last tail)))
+  tail)
 
 (defun ftw--utf-8-p (coding)
   "Return non-nil if CODING is UTF-8, as \"ftw find --order\" assumes.
@@ -510,10 +532,11 @@ read is left out)."
                                 predicate follow-symlinks)))
                    (t
                     (let ((node (ftw--levels program root given follow-symlinks
-                                             predicate coding)))
+                                             predicate coding regexp)))
                       (if node
-                          (nreverse (ftw--assemble node given regexp
-                                                   include-directories nil))
+                          (let ((head (list nil)))
+                            (ftw--assemble node include-directories head)
+                            (cdr head))
                         'fallback))))))
         (if (listp all)
             all
@@ -603,7 +626,9 @@ out (not the rest of `project-ignores').  Return `fallback' when ftw
 cannot be found or a directory is remote, or, for `vc', not in a
 Git work tree."
   (let ((program (ftw--executable))
-        (dirs (or dirs (list (project-root project)))))
+        (dirs (or dirs (list (project-root project))))
+        ;; Fewer collections while the names are made: none is made in vain.
+        (gc-cons-threshold (max gc-cons-threshold (* 64 1024 1024))))
     (if (not (and program
                   (cl-every (lambda (d)
                               (let ((d (expand-file-name d)))
