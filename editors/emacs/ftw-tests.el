@@ -537,7 +537,8 @@ error, unless run as root)."
       (let ((file-name-coding-system coding))
         (dolist (include '(nil t))
           (ftw-tests-same root "" include nil nil)
-          (ftw-tests-same root "\\.el\\'" include t t))))))
+          (ftw-tests-same root "\\.el\\'" include t t)
+          (ftw-tests-same root "" include #'ftw-tests-skip-deep t))))))
 
 (ert-deftest ftw-tests-order-of-paths ()
   "\"ftw find --order paths\" gives the order `string<' gives the paths."

@@ -342,34 +342,35 @@ OK nil if ftw reported an error."
         (setq batch (nreverse batch))
         (let* ((pending batch)
                (stray nil)
-               (status
-                (car
-                 (ftw--read-list
-                  program
-                  (append '("find" "-j1" "--order" "emacs" "--lisp" "--group"
-                            "--mark-dirs" "-d" "1")
-                          (and follow '("-L"))
-                          (cons "--" (mapcar #'car batch)))
-                  "/" t
-                  ;; Each group made into its directory's node as it is read:
-                  ;; the raw names of a run at a time, not of the batch.
-                  (lambda ()
-                    (let ((buffer (current-buffer)))
-                      (while (progn (skip-chars-forward " \n") (not (eobp)))
-                        (let ((group (read buffer)))
-                          ;; Paths before it have no entries.
-                          (while (and pending
-                                      (not (ftw--group-p (caar pending) (car group))))
-                            (pop pending))
-                          (if (not pending)
-                              (setq stray t)
-                            (let ((item (cdr (pop pending))))
-                              (setcdr (cdr item)
-                                      (ftw--node (cdr group) (cadr item)
-                                                 coding regexp))))))
-                      nil))
-                  t))))
-          (if (not (and (eq status 0) (not stray)))
+               (res
+                (ftw--read-list
+                 program
+                 (append '("find" "-j1" "--order" "emacs" "--lisp" "--group"
+                           "--mark-dirs" "-d" "1")
+                         (and follow '("-L"))
+                         (cons "--" (mapcar #'car batch)))
+                 "/" t
+                 ;; Each group made into its directory's node as it is read:
+                 ;; the raw names of a run at a time, not of the batch.
+                 (lambda ()
+                   (let ((buffer (current-buffer)))
+                     (while (progn (skip-chars-forward " \n") (not (eobp)))
+                       (let ((group (read buffer)))
+                         ;; Paths before it have no entries.
+                         (while (and pending
+                                     (not (ftw--group-p (caar pending) (car group))))
+                           (pop pending))
+                         (if (not pending)
+                             (setq stray t)
+                           (let ((item (cdr (pop pending))))
+                             (setcdr (cdr item)
+                                     (ftw--node (cdr group) (cadr item)
+                                                coding regexp))))))
+                     nil))
+                 t)))
+          ;; An error, or output that could not be read (or that decoding
+          ;; could change: a carriage return): not listed.
+          (if (not (and (eq (car res) 0) (listp (cadr res)) (not stray)))
               (setq ok nil)
             (dolist (job batch)
               (let* ((path (car job))
