@@ -88,7 +88,7 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
   "The binary under test is there and the wrapper runs it."
   (ftw-tests-with-tree root
     (should (ftw--executable))
-    (should (equal (car (ftw--run ftw-program (list "find" "-0" root))) 0))
+    (should (equal (car (ftw--read-list ftw-program (list "find" "--order" "paths" "--lisp" root) "/")) 0))
     (should (= (ftw-tests-calls) 1))))
 
 (ert-deftest ftw-tests-same-as-built-in ()
@@ -270,6 +270,59 @@ DIR, REGEXP, INCLUDE, PREDICATE and FOLLOW are the arguments of
           (project-files (cons 'vc root))
           (should (member "--ignore" args)))))))
 
+;;; A Git work tree: ftw --ignore against the VC backend (git ls-files)
+
+(defconst ftw-tests-git-script
+  "set -e
+git init -q
+mkdir -p src build logs docs sub/deep sub/only-here 'with space' ünï empty
+printf '*.o\\n/build\\nlogs/\\n*.log\\n!keep.log\\n*.d.ts\\n!index.d.ts\\n' > .gitignore
+printf '*.tmp\\n/only-here\\n' > sub/.gitignore
+printf '*.secret\\n' > .git/info/exclude
+touch src/a.c src/a.o build/out logs/x.log keep.log other.log docs/index.d.ts \\
+  docs/x.d.ts sub/deep/f.tmp sub/deep/g.c sub/only-here/h sub/x.tmp a.secret \\
+  'with space/f g' ünï/ß 'new
+line' src/forced.o untracked.c sub/deep/untracked.tmp
+ln -s src link-src
+ln -s a.c src/link-file
+ln -s nowhere dangling
+git add .gitignore sub/.gitignore src/a.c keep.log docs 'with space' ünï link-src
+git add -f src/forced.o
+"
+  "Shell commands that make a Git work tree in the working directory.")
+
+(ert-deftest ftw-tests-vc-git ()
+  "With `ftw-project-use-for-vc', a Git project's files are git's, listed by ftw."
+  (skip-unless (executable-find "git"))
+  (ftw-tests-with-tree tmp
+    (let ((root (file-name-as-directory (expand-file-name "repo" tmp)))
+          (process-environment (cons "GIT_CONFIG_NOSYSTEM=1" process-environment)))
+      (make-directory root)
+      (let ((default-directory root))
+        (should (eq 0 (call-process "sh" nil nil nil "-c" ftw-tests-git-script))))
+      (let ((project (project-current nil root)))
+        (should (eq (car project) 'vc))
+        (dolist (vc-ignores '(nil ("*.c" "./docs/" "deep/")))
+          (let* ((project-vc-ignores vc-ignores)
+                 (before (ftw-tests-calls))
+                 (theirs (let ((ftw-project-use-for-vc nil))
+                           (sort (project-files project) #'string<)))
+                 (ours (let ((ftw-project-use-for-vc t))
+                         (project-files project))))
+            (should (= (ftw-tests-calls) (1+ before)))
+            (should (equal ours theirs))
+            (should (equal ours (sort (copy-sequence ours) #'string<)))
+            (unless vc-ignores
+              ;; Tracked though ignored, untracked, links, a negation, odd names.
+              (dolist (f '("src/forced.o" "untracked.c" "link-src" "src/link-file"
+                           "dangling" "keep.log" "docs/index.d.ts" "with space/f g"
+                           "ünï/ß" "new\nline" "sub/deep/g.c" ".gitignore"))
+                (should (member (concat root f) ours)))
+              (dolist (f '("src/a.o" "build/out" "logs/x.log" "other.log" "docs/x.d.ts"
+                           "sub/deep/f.tmp" "sub/only-here/h" "a.secret" ".git/HEAD"
+                           "sub/deep/untracked.tmp" "link-src/a.c"))
+                (should-not (member (concat root f) ours))))))))))
+
 ;;; Odd names, links, unreadable directories: every argument
 
 (defconst ftw-tests-odd-script
@@ -355,6 +408,57 @@ chmod 600 nox
         (should (member (concat root "-lead") all))
         (should (member (concat root "link-a/z/f") all))))))
 
+(defun ftw-tests-no-fallback (fn)
+  "Call FN with the built-in `directory-files-recursively' made to fail."
+  (cl-letf (((symbol-function 'directory-files-recursively)
+             (lambda (&rest _) (error "Fell back to the built-in function"))))
+    (funcall fn)))
+
+(defconst ftw-tests-predicates
+  (list #'ftw-tests-skip-deep #'ignore #'always
+        (lambda (d) (string-match-p "\\`[[:ascii:]]*\\'" (file-name-nondirectory d)))
+        (lambda (d) (not (string-match-p "[\n ]" d)))
+        (lambda (d) (not (string-match-p "/\\(link-a\\|sub\\)\\'" d))))
+  "PREDICATE functions tried on the odd tree.")
+
+(ert-deftest ftw-tests-predicates-unreadable ()
+  "PREDICATE functions on the odd tree: the same names, the same directories asked.
+Where PREDICATE keeps out the directories that cannot be read,
+ftw lists the tree (no fallback to the built-in function); where
+it lets them in, the outcome is the built-in function's (an
+error, unless run as root)."
+  (ftw-tests-with-odd-tree root
+    (let ((file-name-coding-system nil)
+          (default-file-name-coding-system 'utf-8-unix))
+      (dolist (pred ftw-tests-predicates)
+        (let ((pred* (lambda (d)
+                       (and (not (string-match-p "/\\(locked\\|nox\\)\\'" d))
+                            (funcall pred d)))))
+          (dolist (follow '(nil t))
+            (dolist (include '(nil t))
+              (dolist (regexp '("" "\\.el\\'" "[^[:ascii:]]"))
+                (let* ((asked-ours nil)
+                       (asked-theirs nil)
+                       (before (ftw-tests-calls))
+                       (ours (ftw-tests-no-fallback
+                              (lambda ()
+                                (ftw-tests-outcome
+                                 #'ftw-directory-files-recursively root regexp include
+                                 (lambda (d) (push d asked-ours) (funcall pred* d))
+                                 follow))))
+                       (theirs (ftw-tests-outcome
+                                #'directory-files-recursively root regexp include
+                                (lambda (d) (push d asked-theirs) (funcall pred* d))
+                                follow)))
+                  (should (equal (list pred regexp include follow ours)
+                                 (list pred regexp include follow theirs)))
+                  (should (eq (car ours) 'ok))
+                  (should (> (ftw-tests-calls) before))
+                  (should (equal (sort asked-ours #'string<)
+                                 (sort asked-theirs #'string<))))))))
+        (dolist (follow '(nil t))
+          (ftw-tests-same root "" t pred follow))))))
+
 (ert-deftest ftw-tests-odd-one-run ()
   "Without PREDICATE function, one ftw run per call, no fallback."
   (ftw-tests-with-odd-tree root
@@ -379,6 +483,24 @@ chmod 600 nox
           (ftw-tests-same "sub" "\\.el\\'" nil nil nil))
         ;; A multibyte DIR: every name multibyte.
         (ftw-tests-same (string-to-multibyte (directory-file-name root)) "" t nil nil)))))
+
+(ert-deftest ftw-tests-chunks ()
+  "ftw's output read a few bytes at a time: the same names."
+  (ftw-tests-with-odd-tree root
+    (call-process "chmod" nil nil nil "-R" "u+rwx" root)
+    (let ((file-name-coding-system nil)
+          (default-file-name-coding-system 'utf-8-unix)
+          (whole (ftw-directory-files-recursively root "" t))
+          (files (project-files (cons 'ftw root))))
+      (should (> (length whole) 40))
+      ;; Shorter than a line (read on to its end), a few lines, about one.
+      (dolist (chunk '(1 7 100 300))
+        (let ((ftw--chunk chunk))
+          (should (equal (ftw-directory-files-recursively root "" t) whole))
+          (should (equal (project-files (cons 'ftw root)) files))
+          (dolist (regexp '("\\.el\\'" "\\`[^.]" "[^[:ascii:]]"))
+            (dolist (include '(nil t))
+              (ftw-tests-same root regexp include nil t))))))))
 
 (ert-deftest ftw-tests-case-fold ()
   "REGEXP is matched as in the caller's buffer (its `case-fold-search')."
@@ -415,7 +537,8 @@ chmod 600 nox
       (let ((file-name-coding-system coding))
         (dolist (include '(nil t))
           (ftw-tests-same root "" include nil nil)
-          (ftw-tests-same root "\\.el\\'" include t t))))))
+          (ftw-tests-same root "\\.el\\'" include t t)
+          (ftw-tests-same root "" include #'ftw-tests-skip-deep t))))))
 
 (ert-deftest ftw-tests-order-of-paths ()
   "\"ftw find --order paths\" gives the order `string<' gives the paths."

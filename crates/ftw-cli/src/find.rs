@@ -110,6 +110,12 @@ pub struct FindArgs {
     #[arg(long = "no-dirs", requires = "order")]
     no_dirs: bool,
 
+    /// With --order: write a '/' after the name of each directory (with --order emacs,
+    /// and of each symbolic link to one), as Emacs's file-name-all-completions and
+    /// 'ls -p' mark them.
+    #[arg(long = "mark-dirs", requires = "order")]
+    mark_dirs: bool,
+
     /// Worker threads. 0 (the default): one per core to start with, and more while they
     /// wait on the disk (a cold cache; the cap is below). 1: a serial walk. With --sort,
     /// N threads read, the printing one among them (by default, as many as without).
@@ -354,6 +360,7 @@ fn list_in_order(
         order,
         style,
         dirs: !args.no_dirs,
+        mark_dirs: args.mark_dirs,
         out,
         left: args.max_results.unwrap_or(u64::MAX),
         group: None,

@@ -290,6 +290,8 @@ pub struct Printer<'a> {
     pub style: Style,
     /// Print the directories (and, in `emacs` order, links to directories).
     pub dirs: bool,
+    /// Write a '/' after a directory's name (and, in `emacs` order, a link to one's).
+    pub mark_dirs: bool,
     pub out: &'a mut Output,
     /// Entries still to print (`--max-results`).
     pub left: u64,
@@ -314,22 +316,25 @@ impl Printer<'_> {
         self.out.flush()
     }
 
-    fn write(&mut self, prefix: &[u8], name: &[u8]) -> Result<bool, Closed> {
+    fn write(&mut self, prefix: &[u8], name: &[u8], dir: bool) -> Result<bool, Closed> {
         if self.left == 0 {
             return Ok(false);
         }
         self.left -= 1;
+        let mark: &[u8] = if dir && self.mark_dirs { b"/" } else { b"" };
         let buf = self.out.buf();
         match self.style {
             Style::Ended(end) => {
                 buf.extend_from_slice(prefix);
                 buf.extend_from_slice(name);
+                buf.extend_from_slice(mark);
                 buf.push(end);
             }
             Style::Lisp => {
                 buf.push(b'"');
                 quote(buf, prefix);
                 quote(buf, name);
+                buf.extend_from_slice(mark);
                 buf.extend_from_slice(b"\"\n");
             }
             Style::LispGroups => {
@@ -344,6 +349,7 @@ impl Printer<'_> {
                 }
                 buf.extend_from_slice(b" \"");
                 quote(buf, name);
+                buf.extend_from_slice(mark);
                 buf.push(b'"');
             }
         }
@@ -397,13 +403,13 @@ impl Printer<'_> {
                             return Ok(false);
                         }
                     }
-                    if c.print && self.dirs && !self.write(prefix, name)? {
+                    if c.print && self.dirs && !self.write(prefix, name, true)? {
                         return Ok(false);
                     }
                 }
                 for &i in &idx {
                     let c = &node.children[i];
-                    if !c.dir && c.print && !self.write(prefix, node.name(c))? {
+                    if !c.dir && c.print && !self.write(prefix, node.name(c), false)? {
                         return Ok(false);
                     }
                 }
@@ -436,7 +442,10 @@ impl Printer<'_> {
                         }
                     } else {
                         let c = &node.children[*entries.next().expect("peeked")];
-                        if c.print && (self.dirs || !c.dir) && !self.write(prefix, node.name(c))? {
+                        if c.print
+                            && (self.dirs || !c.dir)
+                            && !self.write(prefix, node.name(c), c.dir)?
+                        {
                             return Ok(false);
                         }
                     }

@@ -943,3 +943,55 @@ fn order_paths_and_emacs_list_every_entry_in_their_order() {
         assert!(ours.iter().all(|p| p.starts_with(root.as_bytes())));
     }
 }
+
+/// `--mark-dirs`: a '/' after each directory's name, and, in `emacs` order, after a
+/// link to a directory's (not after one to a file, nor a dangling one), in every style.
+#[cfg(unix)]
+#[test]
+fn order_mark_dirs_marks_directories_and_links_to_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::create_dir_all(t.join("d/e")).unwrap();
+    std::fs::write(t.join("d/f"), "").unwrap();
+    std::fs::write(t.join("g"), "").unwrap();
+    std::os::unix::fs::symlink("d", t.join("ld")).unwrap();
+    std::os::unix::fs::symlink("g", t.join("lg")).unwrap();
+    std::os::unix::fs::symlink("nowhere", t.join("dangling")).unwrap();
+    let root = t.to_str().unwrap();
+    let list = |args: &[&str]| {
+        let r = run(Command::new(ftw_bin()).arg("find").args(args).arg(t));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        String::from_utf8(r.stdout).unwrap()
+    };
+    let lines = list(&["--order", "emacs", "--mark-dirs"]);
+    let want: Vec<String> = ["d/e/", "d/f", "d/", "ld/", "dangling", "g", "lg"]
+        .iter()
+        .map(|p| format!("{root}/{p}"))
+        .collect();
+    assert_eq!(lines.lines().collect::<Vec<_>>(), want);
+    assert_eq!(
+        list(&[
+            "--order",
+            "emacs",
+            "--lisp",
+            "--group",
+            "--mark-dirs",
+            "-d",
+            "1"
+        ]),
+        format!("(\"{root}/\" \"d/\" \"ld/\" \"dangling\" \"g\" \"lg\")\n")
+    );
+    assert!(
+        list(&["--order", "emacs", "--lisp", "--mark-dirs"]).contains(&format!("\"{root}/d/\"\n"))
+    );
+    // In `paths` order, the directories (a link is not entered).
+    let paths = list(&["--order", "paths", "--mark-dirs", "-0"]);
+    let paths: Vec<&str> = paths.split('\0').filter(|p| !p.is_empty()).collect();
+    assert!(
+        paths.contains(&format!("{root}/d/e/").as_str()),
+        "{paths:?}"
+    );
+    assert!(paths.contains(&format!("{root}/ld").as_str()), "{paths:?}");
+    // Without it, no mark.
+    assert!(!list(&["--order", "emacs"]).contains("/\n"));
+}
