@@ -568,6 +568,11 @@ fn run_job<V>(
         for job in held.drain(..).rev() {
             scope.push(Job::Dir(job));
         }
+        // A part handed out may have stopped the walk (`--max-results`): this reader
+        // hears of it only here, and reads no further.
+        if scope.is_stopped() {
+            return;
+        }
         let read;
         (read, more) = scope.io(|| read_listing(opts, state, at.dir.expect("kept")));
         if let Err(e) = read {
