@@ -1036,6 +1036,44 @@ fn du_summary_of_two_million_entries_stays_small() {
     assert!(err.is_empty(), "{err}");
 }
 
+#[test]
+fn du_summary_of_one_huge_directory_on_many_workers_stays_small() {
+    // One directory of 600,000 entries on 16 workers: its parts go out to whichever
+    // worker is free, and every part handed out holds its entries until it is done.
+    // Parts of 32,768 entries each took 18 MiB at -j16 (one per worker); the parts
+    // handed out after the first are a quarter of that.
+    let n = 600_000;
+    let shm = Path::new("/dev/shm");
+    let roomy = rustix::fs::statvfs(shm).is_ok_and(|v| v.f_favail > 3 * n as u64 / 2);
+    let tmp = if roomy {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let dir = tmp.path().join("one");
+    fs::create_dir(&dir).unwrap();
+    std::thread::scope(|scope| {
+        for part in 0..2 {
+            let dir = &dir;
+            scope.spawn(move || {
+                for i in (part..n).step_by(2) {
+                    fs::File::create(dir.join(format!("f{i}"))).unwrap();
+                }
+            });
+        }
+    });
+    let (status, out, peak) = with_peak_rss(
+        Command::new(ftw_bin())
+            .args(["du", "-s", "--inodes", "-j16"])
+            .arg(&dir),
+    );
+    assert!(status.success());
+    let counted: usize = text(&out).split('\t').next().unwrap().parse().unwrap();
+    assert_eq!(counted, n + 1);
+    eprintln!("peak RSS of ftw du -s -j16 over one directory of {n} entries: {peak} KiB");
+    assert!(peak > 0 && peak < 12 * 1024, "{peak} KiB");
+}
+
 mod random {
     //! Random trees (proptest): files of random sizes, directories, hard links to files
     //! made before, symbolic links; `ftw du -j 1` prints what du prints, byte for byte,

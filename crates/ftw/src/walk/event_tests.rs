@@ -751,3 +751,41 @@ fn a_directory_read_in_parts_is_walked_as_if_read_whole() {
     assert_eq!(removed.into_inner(), want.len() - 1);
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
 }
+
+#[test]
+fn a_stop_ends_the_reading_of_a_directory_whose_parts_are_handed_out() {
+    // A visitor that stops at the first entry (find --max-results 1): the worker that
+    // reads a huge directory, its parts handed out, reads no further once the walk is
+    // stopped (it read on to the end: some 30 parts here, at 100 ms each).
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("wide");
+    std::fs::create_dir(&root).unwrap();
+    for i in 0..1200 {
+        std::fs::write(root.join(format!("f{i:03}")), b"").unwrap();
+    }
+    for threads in [2, 4] {
+        let mut b = WalkBuilder::new(&root)
+            .keep_handles(true)
+            .buffer_size(512)
+            .threads(threads);
+        b.opts.hooks.part = 10;
+        b.opts.hooks.read_delay = std::time::Duration::from_millis(100);
+        let seen = AtomicUsize::new(0);
+        let start = std::time::Instant::now();
+        b.build_parallel().visit(|| {
+            |e: Result<&Entry<'_>, Error>| {
+                if e.unwrap().depth() == 0 {
+                    return Control::Continue;
+                }
+                seen.fetch_add(1, Ordering::SeqCst);
+                Control::Stop
+            }
+        });
+        let took = start.elapsed();
+        assert!(seen.into_inner() >= 1);
+        assert!(
+            took < std::time::Duration::from_millis(1500),
+            "{threads} threads: the walk went on for {took:?} after its stop"
+        );
+    }
+}

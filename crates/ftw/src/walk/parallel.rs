@@ -466,7 +466,7 @@ fn run_job<V>(
     let opts = &ctx.opts;
     // A huge directory is read in parts (`more`: the listing goes on), each handed out
     // before the next is read.
-    let (read, mut more) = scope.io(|| read_listing(opts, state, &dir));
+    let (read, mut more) = scope.io(|| read_listing(opts, state, &dir, opts.hooks.part()));
     let depth = job.depth + 1;
     let has_dirs = (more || state.list.last_dir().is_some()) && depth < opts.max_depth;
     let single = !more && state.list.dirs_up_to(2) == 1;
@@ -568,8 +568,21 @@ fn run_job<V>(
         for job in held.drain(..).rev() {
             scope.push(Job::Dir(job));
         }
+        // A part handed out may have stopped the walk (`--max-results`): this reader
+        // hears of it only here, and reads no further.
+        if scope.is_stopped() {
+            return;
+        }
+        // Where the parts may go to other workers, those after the first are smaller:
+        // each one alive (the one read, the one waiting, those being reported) holds
+        // its entries, and a quarter of a part still keeps a worker busy for a while.
+        let part = if share && kept.handle.is_some() {
+            (opts.hooks.part() / SHARED_PART_DIVISOR).max(1)
+        } else {
+            opts.hooks.part()
+        };
         let read;
-        (read, more) = scope.io(|| read_listing(opts, state, at.dir.expect("kept")));
+        (read, more) = scope.io(|| read_listing(opts, state, at.dir.expect("kept"), part));
         if let Err(e) = read {
             let err = Error::io(bytes_to_path(own.to_vec()), own_depth, e);
             report(state, scope, err, Some(&node.state));
@@ -734,21 +747,24 @@ where
     None
 }
 
+/// How much smaller than [`super::listing::PART`] the parts of a huge directory are
+/// after the first, where they are handed out to other workers.
+const SHARED_PART_DIVISOR: usize = 4;
+
 /// Reads `dir` into the worker's listing, ordered as asked and every type resolved: all
 /// of it, or (a huge directory) a part, and then says that more is to be read.
 fn read_listing<V>(
     opts: &Options,
     state: &mut WorkerState<V>,
     dir: &Dir,
+    part: usize,
 ) -> (io::Result<()>, bool) {
     state.list.clear();
     opts.hooks.pause();
-    let (r, more) = match state.list.read_some(
-        dir,
-        &mut state.buf,
-        opts.hooks.forget_types(),
-        opts.hooks.part(),
-    ) {
+    let (r, more) = match state
+        .list
+        .read_some(dir, &mut state.buf, opts.hooks.forget_types(), part)
+    {
         Ok(more) => (Ok(()), more),
         Err(e) => (Err(e), false),
     };

@@ -280,7 +280,9 @@ impl<J> Scope<'_, J> {
     pub fn has_idle(&self) -> bool {
         let shared = self.shared;
         if self.starter.is_some() && shared.live.load(Ordering::Relaxed) == 0 {
-            return self.first_room;
+            // Room for a worker, unless starting one failed (`want` then fell to 0):
+            // the calling thread is then the only one, and nothing pushed starts at once.
+            return self.first_room && shared.want.load(Ordering::Relaxed) > 0;
         }
         // The jobs not finished are those running (one a worker awake, and one on the
         // calling thread while it runs the first) and those queued.
@@ -879,6 +881,29 @@ mod tests {
         assert_eq!(stats.threads, 0);
         let e = stats.spawn_error.expect("the failure is told");
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn with_no_worker_started_the_calling_thread_has_no_idle_one() {
+        // Where no thread can start (`ulimit -u`), a first job that hands out work while
+        // a worker is idle (a huge directory's parts) must not see one after the failed
+        // start: else it hands out everything, and all of it waits in the queue at once.
+        fail_spawns_after(Some(0));
+        let seen = Mutex::new(Vec::new());
+        run(
+            vec![0u8],
+            PoolOptions::fixed(4),
+            || (),
+            |_, job, scope| {
+                if job == 0 {
+                    let before = scope.has_idle();
+                    scope.push(1);
+                    seen.lock().unwrap().push((before, scope.has_idle()));
+                }
+            },
+        );
+        fail_spawns_after(None);
+        assert_eq!(seen.into_inner().unwrap(), [(true, false)]);
     }
 
     #[test]
