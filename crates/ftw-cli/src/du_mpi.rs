@@ -786,27 +786,7 @@ pub(super) fn run(how: &How, roots: &[PathBuf], lines: &Lines, bad_names: bool) 
     };
     let walked = mpi.walk(&roots, &opts, &work, &mut |key, rec| printer.take(key, rec));
     printer.close();
-    let mut status = u8::from(bad_names);
-    match walked {
-        Ok(stats) => {
-            if mpi.rank() == 0 && std::env::var_os("FTW_MPI_STATS").is_some() {
-                eprintln!(
-                    "ftw: mpi: {} ranks, {} jobs, {} sent, {} received, {} requests for work",
-                    mpi.size(),
-                    stats.jobs,
-                    stats.sent,
-                    stats.received,
-                    stats.steals
-                );
-            }
-        }
-        Err(e) => {
-            if mpi.rank() == 0 {
-                report(b"--mpi", &e);
-            }
-            status = 2;
-        }
-    }
+    let mut status = u8::from(bad_names).max(crate::msg::mpi_walked(&mpi, walked));
     if how.total && mpi.rank() == 0 && printer.closed.is_none() {
         let (grand, latest) = (printer.grand, printer.grand_latest);
         lines.total(&grand, latest, printer.out.buf());

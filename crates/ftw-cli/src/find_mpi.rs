@@ -181,27 +181,7 @@ pub(super) fn run(
         }
     };
     let walked = mpi.walk(&roots, &opts, &work, &mut write);
-    let mut status = 0u8;
-    match walked {
-        Ok(stats) => {
-            if mpi.rank() == 0 && std::env::var_os("FTW_MPI_STATS").is_some() {
-                eprintln!(
-                    "ftw: mpi: {} ranks, {} jobs, {} sent, {} received, {} requests for work",
-                    mpi.size(),
-                    stats.jobs,
-                    stats.sent,
-                    stats.received,
-                    stats.steals
-                );
-            }
-        }
-        Err(e) => {
-            if mpi.rank() == 0 {
-                report(b"--mpi", &e);
-            }
-            status = 2;
-        }
-    }
+    let mut status = crate::msg::mpi_walked(&mpi, walked);
     if closed.is_none() {
         closed = out.flush().err();
     }

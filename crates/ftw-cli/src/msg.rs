@@ -62,6 +62,39 @@ pub fn refuse_mpi(command: &[u8], what: &str) -> std::process::ExitCode {
     say_once_mpi(command, &format!("{what} cannot be used with --mpi (yet)"))
 }
 
+/// What a distributed walk ended with, said by rank 0: its counts, where
+/// `FTW_MPI_STATS` is set, or why it could not run (status 2); the status it sets.
+#[cfg(feature = "mpi")]
+pub fn mpi_walked(mpi: &ftw_mpi::Mpi, walked: Result<ftw_mpi::Stats, String>) -> u8 {
+    match walked {
+        Ok(stats) => {
+            mpi_stats(mpi, &stats);
+            0
+        }
+        Err(e) => {
+            if mpi.rank() == 0 {
+                report(b"--mpi", &e);
+            }
+            2
+        }
+    }
+}
+
+/// A distributed walk's counts, said by rank 0 where `FTW_MPI_STATS` is set.
+#[cfg(feature = "mpi")]
+pub fn mpi_stats(mpi: &ftw_mpi::Mpi, stats: &ftw_mpi::Stats) {
+    if mpi.rank() == 0 && std::env::var_os("FTW_MPI_STATS").is_some() {
+        eprintln!(
+            "ftw: mpi: {} ranks, {} jobs, {} sent, {} received, {} requests for work",
+            mpi.size(),
+            stats.jobs,
+            stats.sent,
+            stats.received,
+            stats.steals
+        );
+    }
+}
+
 /// A usage error with `--mpi`: `ftw: COMMAND: MESSAGE` said once, by rank 0, before
 /// any rank exits (as [`refuse_mpi`] says its refusal); status 2.
 pub fn say_once_mpi(command: &[u8], message: &str) -> std::process::ExitCode {

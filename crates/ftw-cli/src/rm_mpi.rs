@@ -740,16 +740,7 @@ pub(super) fn run(how: &How, paths: &[OsString]) -> ExitCode {
         failed |= work.failed.load(Ordering::Relaxed);
         read_only |= work.read_only.load(Ordering::Relaxed);
     }
-    if mpi.rank() == 0 && std::env::var_os("FTW_MPI_STATS").is_some() {
-        eprintln!(
-            "ftw: mpi: {} ranks, {} jobs, {} sent, {} received, {} requests for work",
-            mpi.size(),
-            total.jobs,
-            total.sent,
-            total.received,
-            total.steals
-        );
-    }
+    crate::msg::mpi_stats(&mpi, &total);
     if let Some(out) = &mut out {
         if closed.is_none() {
             closed = out.flush().err();
