@@ -74,16 +74,7 @@ pub(super) struct How {
 }
 
 /// The types a record may name, by their number in it.
-const TYPES: [FileType; 8] = [
-    FileType::File,
-    FileType::Dir,
-    FileType::Symlink,
-    FileType::BlockDevice,
-    FileType::CharDevice,
-    FileType::Fifo,
-    FileType::Socket,
-    FileType::Unknown,
-];
+const TYPES: [FileType; 8] = FileType::ALL;
 
 /// After a place: a directory's own line, after everything below it.
 const END: u8 = 0xff;

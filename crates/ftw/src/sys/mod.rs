@@ -148,6 +148,25 @@ pub enum FileType {
 }
 
 impl FileType {
+    /// Every type, in a fixed order: a type's place in it is a small number to store it
+    /// by (as records sent between processes do).
+    ///
+    /// ```
+    /// use ftw::sys::FileType;
+    /// let n = FileType::ALL.iter().position(|&t| t == FileType::Fifo).unwrap();
+    /// assert_eq!(FileType::ALL[n], FileType::Fifo);
+    /// ```
+    pub const ALL: [FileType; 8] = [
+        FileType::File,
+        FileType::Dir,
+        FileType::Symlink,
+        FileType::BlockDevice,
+        FileType::CharDevice,
+        FileType::Fifo,
+        FileType::Socket,
+        FileType::Unknown,
+    ];
+
     /// The type encoded in the `S_IFMT` bits of a `st_mode`.
     ///
     /// ```

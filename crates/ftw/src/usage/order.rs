@@ -23,16 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::Se
 use std::sync::{Arc, Condvar, Mutex, Weak};
 
 /// The types a held line may have, by their number in it.
-const TYPES: [FileType; 8] = [
-    FileType::File,
-    FileType::Dir,
-    FileType::Symlink,
-    FileType::BlockDevice,
-    FileType::CharDevice,
-    FileType::Fifo,
-    FileType::Socket,
-    FileType::Unknown,
-];
+const TYPES: [FileType; 8] = FileType::ALL;
 
 fn put(buf: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
